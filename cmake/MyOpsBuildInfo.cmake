@@ -1,0 +1,68 @@
+# The build-info record installed as my_ops/_build_info.json. The import
+# guard, the arch guard, `python -m my_ops`, wheel verification and the index
+# generator all read this one record.
+function(my_ops_write_build_info)
+  cmake_parse_arguments(ARG "" "OUTPUT;TORCH_VERSION;TORCH_CUDA;CUDA_VERSION;ARCH_LIST;CXX11_ABI" "" ${ARGN})
+  if(DEFINED SKBUILD_PROJECT_VERSION_FULL)
+    set(version "${SKBUILD_PROJECT_VERSION_FULL}")
+  else()
+    set(version "0+unknown")
+  endif()
+  my_ops_version_label(label)
+
+  # Commit: MY_OPS_BUILD_COMMIT (CI), else the checkout's HEAD, else "unknown" (an sdist).
+  set(commit "$ENV{MY_OPS_BUILD_COMMIT}")
+  set(commit_time "")
+  find_package(Git QUIET)
+  if(GIT_FOUND AND EXISTS "${PROJECT_SOURCE_DIR}/.git")
+    if(NOT commit)
+      execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse HEAD
+        WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_VARIABLE commit
+        OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    endif()
+    execute_process(COMMAND "${GIT_EXECUTABLE}" log -1 --format=%ct
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_VARIABLE commit_time
+      OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
+  if(NOT commit)
+    set(commit "unknown")
+  endif()
+  # Build date: SOURCE_DATE_EPOCH, else the commit's time, so rebuilding a
+  # commit gives the same record; else now.
+  if(NOT DEFINED ENV{SOURCE_DATE_EPOCH} AND commit_time)
+    set(ENV{SOURCE_DATE_EPOCH} "${commit_time}")
+  endif()
+  string(TIMESTAMP build_date "%Y-%m-%dT%H:%M:%SZ" UTC)
+
+  if(ARG_CXX11_ABI)
+    set(abi true)
+  else()
+    set(abi false)
+  endif()
+  set(json "{}")
+  foreach(pair IN ITEMS
+      "version=${version}" "label=${label}" "torch_version=${ARG_TORCH_VERSION}"
+      "torch_cuda=${ARG_TORCH_CUDA}" "cuda_version=${ARG_CUDA_VERSION}"
+      "arch_list=${ARG_ARCH_LIST}" "build_date=${build_date}" "commit=${commit}"
+      "platform=${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
+    string(FIND "${pair}" "=" eq)
+    string(SUBSTRING "${pair}" 0 ${eq} key)
+    math(EXPR start "${eq} + 1")
+    string(SUBSTRING "${pair}" ${start} -1 value)
+    string(JSON json SET "${json}" "${key}" "\"${value}\"")
+  endforeach()
+  string(JSON json SET "${json}" "cxx11_abi" "${abi}")
+  # Where the matching wheels are published, for the install commands the import guard prints.
+  execute_process(
+    COMMAND "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/matrix.py" build-info
+    OUTPUT_VARIABLE matrix_json RESULT_VARIABLE matrix_result OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT matrix_result EQUAL 0)
+    message(FATAL_ERROR "scripts/matrix.py build-info failed")
+  endif()
+  string(JSON index_url GET "${matrix_json}" index_url)
+  string(JSON pairs GET "${matrix_json}" supported_pairs)
+  string(JSON json SET "${json}" "index_url" "\"${index_url}\"")
+  string(JSON json SET "${json}" "supported_pairs" "${pairs}")
+  string(JSON json SET "${json}" "schema" "1")
+  file(WRITE "${ARG_OUTPUT}" "${json}\n")
+endfunction()

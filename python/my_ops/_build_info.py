@@ -1,0 +1,167 @@
+"""The wheel's record of how it was built (my_ops/_build_info.json, written
+by CMake) and the checks that compare it with the running torch and GPUs.
+
+Pure Python with no import of my_ops._C, so it works, and explains itself,
+even when the extension cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BUILD_INFO_FILE = Path(__file__).with_name("_build_info.json")
+DEFAULT_INDEX_URL = "https://my-ops.github.io/my_ops"
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    version: str
+    label: str  # "cu130", "cpu", or "" (the PyPI default wheel)
+    torch_version: str  # the torch it was compiled against, e.g. "2.11.0+cu130"
+    torch_cuda: str  # torch.version.cuda of that torch ("" for a CPU torch)
+    cuda_version: str  # nvcc used for the kernels ("" for a CPU-only build)
+    arch_list: str  # TORCH_CUDA_ARCH_LIST, e.g. "7.5;8.0;9.0+PTX"
+    cxx11_abi: bool
+    build_date: str
+    commit: str
+    platform: str = ""
+    index_url: str = DEFAULT_INDEX_URL
+    supported_pairs: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def torch_minor(self) -> str:
+        return minor_of(self.torch_version)
+
+    @property
+    def has_cuda(self) -> bool:
+        return bool(self.cuda_version)
+
+    @property
+    def cuda_label(self) -> str:
+        """'cu130' from the CUDA version of the build ('cpu' without CUDA)."""
+        return cuda_label(self.cuda_version) if self.cuda_version else "cpu"
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def minor_of(version: str) -> str:
+    """'2.11.0+cu130' -> '2.11'."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if not match:
+        raise ValueError(f"not a version: {version!r}")
+    return f"{match.group(1)}.{match.group(2)}"
+
+
+def cuda_label(cuda_version: str | None) -> str:
+    """'13.0' -> 'cu130'; None or '' -> 'cpu'."""
+    if not cuda_version:
+        return "cpu"
+    major, minor = cuda_version.split(".")[:2]
+    return f"cu{major}{minor}"
+
+
+def load(path: Path = BUILD_INFO_FILE) -> BuildInfo:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ImportError(
+            f"my_ops: {path.name} is missing: this is not an installed my_ops build. Install a "
+            "wheel, or build one with `pip install --no-build-isolation .` (see the README)."
+        ) from None
+    data.pop("schema", None)
+    data["supported_pairs"] = tuple(data.get("supported_pairs") or ())
+    known = BuildInfo.__dataclass_fields__
+    return BuildInfo(**{k: v for k, v in data.items() if k in known})
+
+
+def install_command(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> str:
+    """The pip command for the my_ops wheel that fits this torch."""
+    minor = minor_of(torch_version)
+    label = cuda_label(torch_cuda)
+    base = ".".join(info.version.split("+")[0].split(".")[:2])
+    pair = f"{minor}-{label}"
+    command = (f"pip install --force-reinstall --no-deps my_ops=={base}+{label} "
+               f"--extra-index-url {info.index_url}/whl/torch{minor}/{label}/")
+    if info.supported_pairs and pair not in info.supported_pairs:
+        pairs = ", ".join(info.supported_pairs)
+        return (f"my_ops publishes no wheel for torch {minor} with {label}; supported pairs: "
+                f"{pairs}. Install one of those torch builds, or build my_ops from source "
+                f"against this torch: pip install --no-build-isolation my_ops=={base}")
+    return command
+
+
+def torch_mismatch(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> str | None:
+    """Why this build cannot load into the given torch, or None when it can."""
+    problems = []
+    if minor_of(torch_version) != info.torch_minor:
+        problems.append(f"it was compiled against torch {info.torch_version}, and the C++ ABI of "
+                        f"torch changes between minor versions")
+    if info.has_cuda:
+        if not torch_cuda:
+            problems.append(f"it has CUDA {info.cuda_version} kernels, but this torch is a "
+                            "CPU-only build")
+        elif torch_cuda.split(".")[0] != info.cuda_version.split(".")[0]:
+            problems.append(f"its kernels were built with CUDA {info.cuda_version}, but this torch "
+                            f"uses CUDA {torch_cuda} (a different CUDA major version)")
+    if not problems:
+        return None
+    return (
+        f"my_ops {info.version} does not fit torch {torch_version} "
+        f"(CUDA {torch_cuda or 'none'}): " + "; ".join(problems) + ".\n"
+        f"Install the my_ops wheel for this torch:\n  "
+        + install_command(info, torch_version, torch_cuda)
+        + "\n(`python -m my_ops` shows the details.)"
+    )
+
+
+def check_torch(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> None:
+    problem = torch_mismatch(info, torch_version, torch_cuda)
+    if problem:
+        raise ImportError(problem)
+
+
+def parse_arch_list(arch_list: str) -> list[tuple[int, int, bool]]:
+    """'7.5;9.0+PTX' -> [(7, 5, False), (9, 0, True)]: (major, minor, has PTX)."""
+    archs = []
+    for entry in re.split(r"[;, ]+", arch_list.strip()):
+        if not entry:
+            continue
+        match = re.fullmatch(r"(\d+)\.(\d+)[af]?(\+PTX)?", entry)
+        if not match:
+            raise ValueError(f"bad TORCH_CUDA_ARCH_LIST entry {entry!r}")
+        archs.append((int(match.group(1)), int(match.group(2)), bool(match.group(3))))
+    return archs
+
+
+def arch_covers(arch_list: str, capability: tuple[int, int]) -> bool:
+    """Whether kernels built for `arch_list` run on a GPU of compute `capability`.
+
+    SASS for sm_XY runs on sm_XZ with Z >= Y (same major); PTX for sm_XY is
+    compiled by the driver for any GPU of compute capability >= X.Y.
+    """
+    major, minor = capability
+    for arch_major, arch_minor, ptx in parse_arch_list(arch_list):
+        if arch_major == major and arch_minor <= minor:
+            return True
+        if ptx and (arch_major, arch_minor) <= (major, minor):
+            return True
+    return False
+
+
+def arch_mismatch(info: BuildInfo, device_name: str, capability: tuple[int, int]) -> str | None:
+    """Why this build has no kernel for the GPU, or None when it has one."""
+    if not info.has_cuda:
+        return (f"my_ops {info.version} is a CPU-only build and has no CUDA kernels for "
+                f"{device_name}; install a +cuXYZ wheel (`python -m my_ops` prints the command).")
+    if arch_covers(info.arch_list, capability):
+        return None
+    sm = f"sm_{capability[0]}{capability[1]}"
+    return (f"my_ops {info.version} has no kernels for {device_name} ({sm}, compute capability "
+            f"{capability[0]}.{capability[1]}): this wheel was built for TORCH_CUDA_ARCH_LIST="
+            f"{info.arch_list}. Build my_ops for this GPU with "
+            f"TORCH_CUDA_ARCH_LIST=\"{capability[0]}.{capability[1]}\" pip install "
+            f"--no-build-isolation my_ops (see the README), or use a GPU the wheel covers.")

@@ -1,0 +1,40 @@
+/*
+ * One kernel body, four element types. A kernel file writes its body once as
+ * a macro over (SUFFIX, T, ACC, LOAD, STORE), instantiates it for every dtype
+ * with MY_OPS_FOR_EACH_DTYPE, and picks the instance at run time with
+ * MY_OPS_DISPATCH. T is the storage type, ACC the arithmetic type.
+ */
+#ifndef MY_OPS_CPU_DISPATCH_H
+#define MY_OPS_CPU_DISPATCH_H
+
+#include <math.h>
+
+#include "../my_ops_kernels.h"
+#include "dtype_convert.h"
+
+static inline float my_ops_load_f32(float v) { return v; }
+static inline float my_ops_store_f32(float v) { return v; }
+static inline double my_ops_load_f64(double v) { return v; }
+static inline double my_ops_store_f64(double v) { return v; }
+
+#define MY_OPS_FOR_EACH_DTYPE(X)                                                   \
+    X(f32, float, float, my_ops_load_f32, my_ops_store_f32)                        \
+    X(f64, double, double, my_ops_load_f64, my_ops_store_f64)                      \
+    X(f16, uint16_t, float, my_ops_half_to_float, my_ops_float_to_half)            \
+    X(bf16, uint16_t, float, my_ops_bf16_to_float, my_ops_float_to_bf16)
+
+/* `CALL(suffix)` must be an expression returning int (a my_ops_status). */
+#define MY_OPS_DISPATCH(dtype, CALL)                                               \
+    switch (dtype) {                                                               \
+    case MY_OPS_FLOAT32: return CALL(f32);                                         \
+    case MY_OPS_FLOAT64: return CALL(f64);                                         \
+    case MY_OPS_FLOAT16: return CALL(f16);                                         \
+    case MY_OPS_BFLOAT16: return CALL(bf16);                                       \
+    }                                                                              \
+    return MY_OPS_BAD_DTYPE
+
+/* Type-generic math on the accumulator type (C11 _Generic). */
+#define MY_OPS_EXP(x) _Generic((x), float: expf, double: exp)(x)
+#define MY_OPS_SQRT(x) _Generic((x), float: sqrtf, double: sqrt)(x)
+
+#endif /* MY_OPS_CPU_DISPATCH_H */

@@ -1,0 +1,143 @@
+/*
+ * my_ops kernels: the C interface between the kernels and the binding layer.
+ *
+ * Everything here is plain C over raw pointers and sizes. No torch or Python
+ * header is included anywhere under src/kernels/, so the kernels can be built
+ * and tested by a C compiler alone (tests/c/).
+ *
+ * Conventions shared by every kernel:
+ *   - All arrays are dense and row-major; the binding makes inputs contiguous.
+ *     Pointers need not be 16-byte aligned (views with a storage offset are
+ *     valid input); the CUDA kernels pick a vectorised path only when they are.
+ *   - `dtype` names the element type of every tensor argument. float16 and
+ *     bfloat16 values are stored as their 16-bit patterns.
+ *   - Sizes and indices are int64_t: tensors of more than 2^31 elements work.
+ *   - Arithmetic happens in float32 (float64 for float64 tensors); results are
+ *     rounded to the tensor's type once, at the end.
+ *   - CPU kernels process exactly the rows/elements they are given; the binding
+ *     splits work across threads by offsetting pointers.
+ *   - CUDA launchers take the stream as `void *` (a cudaStream_t) and return the
+ *     cudaError_t of the launch as an int (0 on success).
+ */
+#ifndef MY_OPS_KERNELS_H
+#define MY_OPS_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum my_ops_dtype {
+    MY_OPS_FLOAT32 = 0,
+    MY_OPS_FLOAT64 = 1,
+    MY_OPS_FLOAT16 = 2,
+    MY_OPS_BFLOAT16 = 3
+} my_ops_dtype;
+
+/* Status returned by the CPU kernels. */
+typedef enum my_ops_status {
+    MY_OPS_OK = 0,
+    MY_OPS_BAD_DTYPE = 1,
+    MY_OPS_OUT_OF_MEMORY = 2
+} my_ops_status;
+
+/* Size in bytes of one element of `dtype` (0 for an unknown dtype). */
+size_t my_ops_dtype_size(my_ops_dtype dtype);
+
+/* Scale used by short_kernel: out = x * MY_OPS_SHORT_KERNEL_SCALE. */
+#define MY_OPS_SHORT_KERNEL_SCALE 1.23
+
+/* ---------------------------------------------------------------- CPU -- */
+
+/* out[i] = x[i] * 1.23 */
+int my_ops_short_kernel_cpu(my_ops_dtype dtype, const void *x, void *out, int64_t n);
+/* out[i] = a[i] * b[i] */
+int my_ops_mul_cpu(my_ops_dtype dtype, const void *a, const void *b, void *out, int64_t n);
+/* out[i] = a[i] * b[i] + c */
+int my_ops_muladd_cpu(my_ops_dtype dtype, const void *a, const void *b, double c, void *out,
+                      int64_t n);
+/* out[i] = a[i] + b[i] */
+int my_ops_add_cpu(my_ops_dtype dtype, const void *a, const void *b, void *out, int64_t n);
+
+/* c[rows, n] = a[rows, k] @ b[k, n]. Cache-blocked; accumulates in float32 (float64). */
+int my_ops_matmul_cpu(my_ops_dtype dtype, const void *a, const void *b, void *c, int64_t rows,
+                      int64_t k, int64_t n);
+
+/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * weight */
+int my_ops_rms_norm_cpu(my_ops_dtype dtype, const void *x, const void *weight, void *y,
+                        int64_t rows, int64_t hidden, double eps);
+
+/*
+ * Backward of rms_norm over `rows` rows: writes grad_x and ADDS this block of
+ * rows' contribution to grad_weight_acc[hidden], an accumulator of float64
+ * when dtype is float64 and float32 otherwise (the caller sums the blocks).
+ */
+int my_ops_rms_norm_backward_cpu(my_ops_dtype dtype, const void *grad_out, const void *x,
+                                 const void *weight, void *grad_x, void *grad_weight_acc,
+                                 int64_t rows, int64_t hidden, double eps);
+
+/* residual += x (rounded to dtype); x = rms_norm(residual, weight, eps). In place. */
+int my_ops_fused_add_rms_norm_cpu(my_ops_dtype dtype, void *x, void *residual,
+                                  const void *weight, int64_t rows, int64_t hidden, double eps);
+
+/* out[r, j] = silu(x[r, j]) * x[r, d + j] for x of shape [rows, 2d] */
+int my_ops_silu_and_mul_cpu(my_ops_dtype dtype, const void *x, void *out, int64_t rows,
+                            int64_t d);
+/* grad_x[rows, 2d] from grad_out[rows, d] and x[rows, 2d] */
+int my_ops_silu_and_mul_backward_cpu(my_ops_dtype dtype, const void *grad_out, const void *x,
+                                     void *grad_x, int64_t rows, int64_t d);
+
+/* --------------------------------------------------------------- CUDA -- */
+
+/* Human-readable text of a CUDA error code returned by a launcher. */
+const char *my_ops_cuda_error_string(int error);
+
+/* cudaErrorNoKernelImageForDevice: the build has no SASS/PTX usable on the GPU. */
+#define MY_OPS_CUDA_NO_KERNEL_IMAGE 209
+
+/* Name and compute capability of a CUDA device; returns a CUDA error code. */
+int my_ops_cuda_device_info(int device, char *name, int name_size, int *major, int *minor);
+
+int my_ops_short_kernel_cuda(my_ops_dtype dtype, const void *x, void *out, int64_t n,
+                             void *stream);
+int my_ops_mul_cuda(my_ops_dtype dtype, const void *a, const void *b, void *out, int64_t n,
+                    void *stream);
+int my_ops_muladd_cuda(my_ops_dtype dtype, const void *a, const void *b, double c, void *out,
+                       int64_t n, void *stream);
+int my_ops_add_cuda(my_ops_dtype dtype, const void *a, const void *b, void *out, int64_t n,
+                    void *stream);
+
+int my_ops_matmul_cuda(my_ops_dtype dtype, const void *a, const void *b, void *c, int64_t m,
+                       int64_t k, int64_t n, void *stream);
+
+int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, const void *weight, void *y,
+                         int64_t rows, int64_t hidden, double eps, void *stream);
+
+/*
+ * rms_norm backward on CUDA needs a workspace of `partials` x hidden elements
+ * (float64 for float64, float32 otherwise) for per-block sums of grad_weight,
+ * with partials = my_ops_rms_norm_backward_cuda_partials(rows) on the current
+ * device.
+ */
+int64_t my_ops_rms_norm_backward_cuda_partials(int64_t rows);
+int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, const void *grad_out, const void *x,
+                                  const void *weight, void *grad_x, void *grad_weight,
+                                  void *workspace, int64_t partials, int64_t rows,
+                                  int64_t hidden, double eps, void *stream);
+
+int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, void *x, void *residual,
+                                   const void *weight, int64_t rows, int64_t hidden, double eps,
+                                   void *stream);
+
+int my_ops_silu_and_mul_cuda(my_ops_dtype dtype, const void *x, void *out, int64_t rows,
+                             int64_t d, void *stream);
+int my_ops_silu_and_mul_backward_cuda(my_ops_dtype dtype, const void *grad_out, const void *x,
+                                      void *grad_x, int64_t rows, int64_t d, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MY_OPS_KERNELS_H */
