@@ -47,6 +47,7 @@ class Pair:
     linux_image: str
     windows_toolkit: str
     pip_toolkit: tuple[str, ...]
+    torch_on_pypi: bool  # PyPI's plain `pip install torch==X.Y.0` is this variant
 
     @property
     def label(self) -> str:
@@ -65,6 +66,14 @@ class Pair:
         return f"https://download.pytorch.org/whl/{self.label}"
 
     @property
+    def torch_install_args(self) -> list[str]:
+        """pip arguments that install this pair's torch build."""
+        args = [f"torch=={self.torch_build_version}"]
+        if not self.torch_on_pypi:
+            args += ["--index-url", self.torch_index_url]
+        return args
+
+    @property
     def index_path(self) -> str:
         """Where this pair's wheels live in the package index."""
         return f"whl/torch{self.torch}/{self.label}/"
@@ -76,6 +85,7 @@ class Pair:
             name=self.name,
             torch_requirement=self.torch_requirement,
             torch_index_url=self.torch_index_url,
+            torch_install_args=" ".join(self.torch_install_args),
             index_path=self.index_path,
         )
         return data
@@ -119,6 +129,7 @@ def all_pairs(data: dict[str, Any] | None = None) -> list[Pair]:
                 linux_image=cuda_spec["linux_image"],
                 windows_toolkit=cuda_spec["windows_toolkit"],
                 pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
+                torch_on_pypi=spec.get("pypi_cuda") == cuda,
             ))
     return pairs
 
@@ -189,8 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cuda", required=True)
     p = sub.add_parser("pairs", help="every pair, one per line")
     p.add_argument("--platform", choices=PLATFORMS)
-    p = sub.add_parser("pair", help="one pair as JSON")
+    p = sub.add_parser("pair", help="one pair as JSON, or one field of it")
     p.add_argument("name", help="e.g. 2.11-cu130, or 'default'")
+    p.add_argument("--field", help="print just this field, e.g. torch_install_args")
     p = sub.add_parser("torch-requirement", help="the torch pin of a wheel")
     p.add_argument("--torch", required=True)
     p = sub.add_parser("gha", help="GitHub Actions matrix JSON")
@@ -207,7 +219,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(pair.name)
     elif args.command == "pair":
         pair = default_pair() if args.name == "default" else find_pair(args.name)
-        print(json.dumps(pair.as_dict(), indent=2))
+        data = pair.as_dict()
+        if args.field:
+            if args.field not in data:
+                raise SystemExit(f"a pair has no field {args.field!r}; fields: {', '.join(data)}")
+            value = data[args.field]
+            print(" ".join(value) if isinstance(value, (list, tuple)) else value)
+        else:
+            print(json.dumps(data, indent=2))
     elif args.command == "torch-requirement":
         print(torch_requirement(args.torch))
     elif args.command == "gha":

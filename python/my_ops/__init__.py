@@ -6,29 +6,41 @@ when this package is imported; the functions here are their typed Python API.
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
 from . import _build_info
 
 build_info = _build_info.load()
+__version__ = build_info.version
+
+
+def _running_diagnostics() -> bool:
+    """True while `python -m my_ops` imports this package: it reports mismatches itself."""
+    argv = getattr(sys, "orig_argv", [])
+    return "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "my_ops"
+
+
 # Before loading the extension: a wheel built for another torch would fail
 # with an opaque "undefined symbol"; this says which wheel fits instead.
-_build_info.check_torch(build_info, torch.__version__, torch.version.cuda)
+_torch_problem = _build_info.torch_mismatch(build_info, torch.__version__, torch.version.cuda)
+if _torch_problem is not None and not _running_diagnostics():
+    raise ImportError(_torch_problem)
 
-from . import _C  # noqa: E402,F401  (registers the ops with the dispatcher)
-from .modules import RMSNorm, SiluAndMul  # noqa: E402
-from .ops import (  # noqa: E402
-    add_out,
-    fused_add_rms_norm,
-    matmul,
-    mul,
-    muladd,
-    rms_norm,
-    short_kernel,
-    silu_and_mul,
-)
-
-__version__ = build_info.version
+if _torch_problem is None:
+    from . import _C  # noqa: F401  (registers the ops with the dispatcher)
+    from .modules import RMSNorm, SiluAndMul
+    from .ops import (
+        add_out,
+        fused_add_rms_norm,
+        matmul,
+        mul,
+        muladd,
+        rms_norm,
+        short_kernel,
+        silu_and_mul,
+    )
 
 __all__ = [
     "RMSNorm",

@@ -88,11 +88,14 @@ void add_out(const at::Tensor &a, const at::Tensor &b, const at::Tensor &out) {
     check_like("add_out", "a", a, "out", out);
     check_same_shape("add_out", "a", a, "out", out);
     check_writable("add_out", "out", out);
+    // out may be a or b itself (element i is read before it is written), but
+    // not a different view of their memory.
     for (const auto *input : {&a, &b}) {
-        const auto status = at::get_overlap_status(out, *input);
-        TORCH_CHECK(status != at::MemOverlapStatus::Partial, "my_ops.add_out: out partially ",
-                    "overlaps ", input == &a ? "a" : "b", "; pass out=", input == &a ? "a" : "b",
-                    " itself or a tensor that shares no memory with it");
+        const auto status = overlap_status(out, *input);
+        const bool same = status == at::MemOverlapStatus::Full && out.strides() == input->strides();
+        TORCH_CHECK(status == at::MemOverlapStatus::No || same, "my_ops.add_out: out overlaps ",
+                    input == &a ? "a" : "b", " without being the same tensor; pass out=",
+                    input == &a ? "a" : "b", " itself or a tensor that shares no memory with it");
     }
     const auto ac = a.contiguous(), bc = b.contiguous();
     const bool direct = out.is_contiguous();

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Build the my_ops wheel of one CUDA/PyTorch pair into an output folder.
+#
+#   ci/build-wheel.sh [--pair 2.11-cu130|default] [--out dist] [--python .venv/bin/python]
+#
+# The build uses the torch installed for --python (no build isolation: the
+# extension must be compiled against the torch that will load it) and the
+# nvcc found through CUDA_HOME / CUDACXX / PATH. TORCH_CUDA_ARCH_LIST defaults
+# to the pair's list in scripts/matrix.toml; MY_OPS_CUDA=OFF builds +cpu.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pair=default out=dist python=${PYTHON:-.venv/bin/python}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --pair) pair=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --python) python=$2; shift 2 ;;
+        *) echo "usage: $0 [--pair NAME] [--out DIR] [--python PYTHON]" >&2; exit 2 ;;
+    esac
+done
+
+if [ -z "${TORCH_CUDA_ARCH_LIST:-}" ]; then
+    TORCH_CUDA_ARCH_LIST="$("$python" scripts/matrix.py pair "$pair" --field arch_list)"
+fi
+export TORCH_CUDA_ARCH_LIST
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
+
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "== building pair $pair (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST) with $("$python" -c 'import torch; print("torch", torch.__version__)')"
+"$python" -m pip wheel --no-build-isolation --no-deps --wheel-dir "$tmp" . 
+wheel=$(ls "$tmp"/my_ops-*.whl)
+mv -f "$wheel" "$out/"
+echo "== built $out/$(basename "$wheel")"

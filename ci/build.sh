@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# README command (1), the main job: the wheel of this host's default pair
+# (torch 2.11 + the system CUDA 13.0 toolkit) in dist/, with .venv/ set up
+# as needed. Skips the build when dist/ already holds a wheel newer than
+# every source file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ci/setup-venv.sh
+
+# The first source file (tracked or new) changed after the wheel, if any.
+changed_since() {
+    git ls-files -z --cached --others --exclude-standard -- src cmake python scripts \
+        CMakeLists.txt pyproject.toml VERSION |
+        while IFS= read -r -d '' file; do
+            if [ "$file" -nt "$1" ]; then
+                echo "$file"
+                return
+            fi
+        done
+}
+
+wheel=$(ls -t dist/my_ops-*.whl 2>/dev/null | head -n 1 || true)
+if [ -n "$wheel" ] && [ -z "$(changed_since "$wheel")" ]; then
+    echo "== $wheel is up to date"
+else
+    rm -f dist/my_ops-*.whl
+    ci/build-wheel.sh --out dist
+fi

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Create or update a virtual environment with one pair's torch and the build
+# and test tools of ci/requirements.txt.
+#
+#   ci/setup-venv.sh [--pair 2.11-cu130|default] [--venv .venv] [--python python3]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pair=default venv=.venv python=${PYTHON:-python3}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --pair) pair=$2; shift 2 ;;
+        --venv) venv=$2; shift 2 ;;
+        --python) python=$2; shift 2 ;;
+        *) echo "usage: $0 [--pair NAME] [--venv DIR] [--python PYTHON]" >&2; exit 2 ;;
+    esac
+done
+
+read -r -a torch_args <<<"$("$python" scripts/matrix.py pair "$pair" --field torch_install_args)"
+if [ ! -x "$venv/bin/python" ] && [ ! -x "$venv/Scripts/python.exe" ]; then
+    echo "== creating $venv with $("$python" --version)"
+    "$python" -m venv "$venv"
+fi
+venv_python="$venv/bin/python"
+[ -x "$venv_python" ] || venv_python="$venv/Scripts/python.exe"
+
+# Skip pip when this venv was already set up for the same pair and requirements.
+stamp="$venv/.my_ops-setup"
+want="$(cat ci/requirements.txt) ${torch_args[*]}"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    echo "== $venv is set up for ${torch_args[*]}"
+    exit 0
+fi
+echo "== installing ${torch_args[*]} and the build/test tools into $venv"
+"$venv_python" -m pip install --quiet --upgrade pip
+"$venv_python" -m pip install --quiet -r ci/requirements.txt "${torch_args[@]}"
+printf '%s' "$want" >"$stamp"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The GPU job: install a built wheel (no dependencies: the machine's torch
+# stays) and run the whole suite with every CUDA test required to run.
+#
+#   ci/test-gpu.sh [WHEEL] [-- pytest args]
+# Environment: PYTHON (default python3), MY_OPS_SANITIZE=1 also runs the CUDA
+# tests of one module under compute-sanitizer memcheck.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+wheel=${1:-}
+[ $# -gt 0 ] && shift
+[ "${1:-}" = "--" ] && shift
+if [ -z "$wheel" ]; then
+    wheel=$(ls -t dist/my_ops-*.whl | head -n 1)
+fi
+"$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
+"$python" - <<'PY'
+import torch
+assert torch.cuda.is_available(), "ci/test-gpu.sh needs a CUDA device"
+for i in range(torch.cuda.device_count()):
+    print("GPU", i, torch.cuda.get_device_name(i), torch.cuda.get_device_capability(i))
+PY
+(cd /tmp && "$python" -m my_ops)
+MY_OPS_REQUIRE_CUDA=1 "$python" -m pytest tests -q -rs -p no:cacheprovider "$@"
+if [ "${MY_OPS_SANITIZE:-0}" = "1" ]; then
+    compute-sanitizer --tool memcheck --error-exitcode 1 --target-processes all \
+        "$python" -m pytest tests/test_rms_norm.py tests/test_silu_and_mul.py -q -x \
+        -p no:cacheprovider -k "cuda and not opcheck and not gradcheck"
+fi

@@ -1,0 +1,60 @@
+"""`python -m my_ops`: what this my_ops was built for, what it runs with, and
+whether they fit. Exits 1 when they do not, after printing the fix."""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from . import _build_info
+
+
+def report() -> tuple[list[str], bool]:
+    info = _build_info.load()
+    ok = True
+    lines = [f"my_ops {info.version}"]
+    if info.has_cuda:
+        lines.append(f"  built with CUDA {info.cuda_version} for TORCH_CUDA_ARCH_LIST={info.arch_list}")
+    else:
+        lines.append("  built without CUDA kernels (CPU only)")
+    lines.append(f"  built against torch {info.torch_version} (CUDA {info.torch_cuda or 'none'}), "
+                 f"C++11 ABI {'on' if info.cxx11_abi else 'off'}")
+    lines.append(f"  built {info.build_date} from commit {info.commit} for {info.platform}")
+
+    lines.append(f"running torch {torch.__version__} (CUDA {torch.version.cuda or 'none'}) on "
+                 f"Python {sys.version.split()[0]}")
+    problem = _build_info.torch_mismatch(info, torch.__version__, torch.version.cuda)
+    if problem:
+        ok = False
+        lines.append("  MISMATCH: " + problem.replace("\n", "\n  "))
+    else:
+        lines.append("  torch: matches this build")
+
+    if torch.cuda.is_available():
+        driver = torch._C._cuda_getDriverVersion() if hasattr(torch._C, "_cuda_getDriverVersion") else 0
+        if driver:
+            lines.append(f"CUDA driver supports CUDA {driver // 1000}.{driver % 1000 // 10}")
+        for index in range(torch.cuda.device_count()):
+            name = torch.cuda.get_device_name(index)
+            capability = torch.cuda.get_device_capability(index)
+            problem = _build_info.arch_mismatch(info, name, capability)
+            status = "covered by this build" if problem is None else "NOT COVERED: " + problem
+            ok = ok and problem is None
+            lines.append(f"GPU {index}: {name} (sm_{capability[0]}{capability[1]}): {status}")
+    else:
+        lines.append("no CUDA GPU visible")
+
+    lines.append("the wheel for this torch: "
+                 + _build_info.install_command(info, torch.__version__, torch.version.cuda))
+    return lines, ok
+
+
+def main() -> int:
+    lines, ok = report()
+    print("\n".join(lines))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Shared fixtures and helpers for the my_ops test suite.
+
+Every op is tested against a float64 reference built from plain torch ops,
+on fresh random inputs (a new seed per test), for every dtype, on the CPU and,
+where one is present, on a CUDA device.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+import my_ops  # noqa: F401  (registers torch.ops.my_ops)
+
+if os.environ.get("MY_OPS_REQUIRE_CUDA") == "1" and not torch.cuda.is_available():
+    raise pytest.UsageError("MY_OPS_REQUIRE_CUDA=1 but torch sees no CUDA device")
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+# Memory layouts every op must handle: a transposed view, a view at an odd
+# storage offset (so not 16-byte aligned) and a view with a stride of 2.
+LAYOUTS = ["contiguous", "transposed", "offset", "strided"]
+
+# (rtol, atol) of one output rounding on top of float32 (float64) arithmetic.
+TOLERANCES = {
+    torch.float32: (2e-5, 2e-5),
+    torch.float64: (1e-12, 1e-12),
+    torch.float16: (2e-3, 2e-3),
+    torch.bfloat16: (1.6e-2, 1.6e-2),
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_seed(request):
+    """A different seed for every test (printed on failure), never a fixed one."""
+    seed = int.from_bytes(os.urandom(4), "little")
+    torch.manual_seed(seed)
+    request.node.user_properties.append(("seed", seed))
+    yield
+
+
+@pytest.fixture(params=DEVICES)
+def device(request) -> str:
+    return request.param
+
+
+@pytest.fixture(params=DTYPES, ids=lambda d: str(d).replace("torch.", ""))
+def dtype(request) -> torch.dtype:
+    return request.param
+
+
+def make_input(shape, dtype, device, layout="contiguous", low=-3.0, high=3.0) -> torch.Tensor:
+    """Uniform random values in [low, high) with the given memory layout."""
+    shape = tuple(shape)
+
+    def fresh(s):
+        return torch.empty(s, dtype=torch.float64, device=device).uniform_(low, high).to(dtype)
+
+    if layout == "contiguous":
+        return fresh(shape)
+    if layout == "transposed":
+        if len(shape) < 2:
+            return fresh((2, *shape))[1]  # a view at an offset instead
+        base = fresh((*shape[:-2], shape[-1], shape[-2]))
+        return base.transpose(-1, -2)
+    if layout == "offset":
+        numel = 1
+        for s in shape:
+            numel *= s
+        return fresh((numel + 1,))[1:].view(shape)
+    if layout == "strided":
+        if len(shape) == 0:
+            return fresh(shape)
+        base = fresh((*shape[:-1], shape[-1] * 2))
+        return base[..., ::2]
+    raise ValueError(layout)
+
+
+def assert_matches(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype, scale: float = 1.0):
+    """out (any dtype) against a float64 reference: same shape, within the dtype's tolerance."""
+    assert out.dtype == dtype, f"dtype {out.dtype}, expected {dtype}"
+    assert out.shape == ref.shape, f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}"
+    rtol, atol = TOLERANCES[dtype]
+    torch.testing.assert_close(out.double().cpu(), ref.double().cpu(), rtol=rtol * scale,
+                               atol=atol * scale, equal_nan=False)
+
+
+def requires_cuda(reason="needs a CUDA device"):
+    return pytest.mark.skipif(not torch.cuda.is_available(), reason=reason)

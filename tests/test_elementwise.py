@@ -1,0 +1,178 @@
+"""short_kernel, mul, muladd and add_out."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import my_ops
+from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
+
+SHAPES = [(0,), (1,), (7,), (1000,), (3, 333), (2, 3, 4097), (1 << 18) + 3]
+
+
+def _shape(s):
+    return s if isinstance(s, tuple) else (s,)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_short_kernel(shape, layout, dtype, device):
+    x = make_input(_shape(shape), dtype, device, layout)
+    out = my_ops.short_kernel(x)
+    assert out.is_contiguous()
+    assert_matches(out, x.double() * 1.23, dtype)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_mul(shape, layout, dtype, device):
+    a = make_input(_shape(shape), dtype, device, layout)
+    b = make_input(_shape(shape), dtype, device, "contiguous")
+    assert_matches(my_ops.mul(a, b), a.double() * b.double(), dtype)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_muladd(shape, layout, dtype, device):
+    a = make_input(_shape(shape), dtype, device, "contiguous")
+    b = make_input(_shape(shape), dtype, device, layout)
+    c = float(torch.empty(()).uniform_(-2, 2))
+    # the sum a*b + c can cancel: tolerance relative to the terms' size (<= 9 + 2)
+    assert_matches(my_ops.muladd(a, b, c), a.double() * b.double() + c, dtype, scale=4)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_add_out(shape, layout, dtype, device):
+    a = make_input(_shape(shape), dtype, device, "contiguous")
+    b = make_input(_shape(shape), dtype, device, "offset")
+    out = make_input(_shape(shape), dtype, device, layout)
+    a0, b0 = a.clone(), b.clone()
+    result = my_ops.add_out(a, b, out)
+    assert result is out
+    assert_matches(out, a0.double() + b0.double(), dtype, scale=2)
+    assert torch.equal(a, a0) and torch.equal(b, b0)
+
+
+def test_add_out_writes_only_the_view(dtype, device):
+    """A non-contiguous out: every element of the view is written, nothing around it."""
+    buffer = make_input((6, 10), dtype, device)
+    before = buffer.clone()
+    out = buffer[1:5, 2:9:2]
+    a = make_input(out.shape, dtype, device)
+    b = make_input(out.shape, dtype, device)
+    my_ops.add_out(a, b, out)
+    assert_matches(out, a.double() + b.double(), dtype, scale=2)
+    outside = torch.ones_like(buffer, dtype=torch.bool)
+    outside[1:5, 2:9:2] = False
+    assert torch.equal(buffer[outside], before[outside])
+
+
+def test_add_out_in_place(dtype, device):
+    a = make_input((513,), dtype, device)
+    b = make_input((513,), dtype, device)
+    expected = a.double() + b.double()
+    version = a._version
+    my_ops.add_out(a, b, a)
+    assert_matches(a, expected, dtype, scale=2)
+    assert a._version > version, "the version counter of a mutated tensor must be bumped"
+
+
+# --------------------------------------------------------------- autograd
+@pytest.mark.parametrize("op", ["short_kernel", "mul", "muladd"])
+def test_gradcheck(op, device):
+    a = torch.randn(3, 5, dtype=torch.float64, device=device, requires_grad=True)
+    b = torch.randn(3, 5, dtype=torch.float64, device=device, requires_grad=True)
+    fn = {
+        "short_kernel": lambda a, b: my_ops.short_kernel(a),
+        "mul": my_ops.mul,
+        "muladd": lambda a, b: my_ops.muladd(a, b, 0.75),
+    }[op]
+    assert torch.autograd.gradcheck(fn, (a, b))
+
+
+# ---------------------------------------------------------------- opcheck
+def _samples(device):
+    yield torch.ops.my_ops.short_kernel.default, (torch.randn(3, 5, device=device, requires_grad=True),)
+    yield torch.ops.my_ops.short_kernel.default, (torch.randn(4, 6, device=device, dtype=torch.bfloat16).t(),)
+    yield torch.ops.my_ops.mul.default, (torch.randn(7, device=device, requires_grad=True), torch.randn(7, device=device))
+    yield torch.ops.my_ops.mul.default, (torch.randn(2, 3, device=device, dtype=torch.float16), torch.randn(2, 3, device=device, dtype=torch.float16))
+    yield torch.ops.my_ops.muladd.default, (torch.randn(4, 4, device=device, requires_grad=True), torch.randn(4, 4, device=device, requires_grad=True), 1.5)
+    yield torch.ops.my_ops.muladd.default, (torch.randn(0, 3, device=device), torch.randn(0, 3, device=device), -2.0)
+    yield torch.ops.my_ops.add_out.default, (torch.randn(9, device=device), torch.randn(9, device=device), torch.empty(9, device=device))
+    yield torch.ops.my_ops.add_out.default, (torch.randn(3, 4, device=device, dtype=torch.float64), torch.randn(3, 4, device=device, dtype=torch.float64), torch.empty(4, 3, device=device, dtype=torch.float64).t())
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_opcheck(index, device):
+    op, args = list(_samples(device))[index]
+    torch.library.opcheck(op, args)
+
+
+# -------------------------------------------------------------- bad input
+def test_integer_dtype_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.short_kernel: expected x to be a float32, float64, float16 or bfloat16 tensor, but got Long"):
+        my_ops.short_kernel(torch.arange(4, device=device))
+
+
+def test_mixed_dtypes_rejected(device):
+    a = torch.randn(4, device=device)
+    with pytest.raises(RuntimeError, match=r"my_ops.mul: expected b to have the same dtype as a \(Float\), but got Double"):
+        my_ops.mul(a, a.double())
+
+
+def test_shape_mismatch_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.muladd: expected b to have the same shape as a \[3, 4\], but got \[4, 3\]"):
+        my_ops.muladd(torch.randn(3, 4, device=device), torch.randn(4, 3, device=device), 1.0)
+
+
+@requires_cuda()
+def test_mixed_devices_rejected():
+    with pytest.raises(RuntimeError, match=r"my_ops.mul: expected b to be on the same device as a \(cuda:0\), but got cpu"):
+        my_ops.mul(torch.randn(4, device="cuda"), torch.randn(4))
+
+
+def test_add_out_wrong_shape_rejected_and_nothing_written(device):
+    a, b = torch.randn(3, 4, device=device), torch.randn(3, 4, device=device)
+    out = torch.randn(4, 3, device=device)
+    before = out.clone()
+    with pytest.raises(RuntimeError, match=r"my_ops.add_out: expected out to have the same shape as a \[3, 4\], but got \[4, 3\]"):
+        my_ops.add_out(a, b, out)
+    assert torch.equal(out, before)
+
+
+def test_add_out_wrong_dtype_rejected(device):
+    a = torch.randn(5, device=device)
+    with pytest.raises(RuntimeError, match=r"my_ops.add_out: expected out to have the same dtype as a \(Float\), but got Half"):
+        my_ops.add_out(a, a, torch.empty(5, device=device, dtype=torch.half))
+
+
+@requires_cuda()
+def test_add_out_wrong_device_rejected():
+    a = torch.randn(5, device="cuda")
+    with pytest.raises(RuntimeError, match=r"my_ops.add_out: expected out to be on the same device as a \(cuda:0\), but got cpu"):
+        my_ops.add_out(a, a, torch.empty(5))
+
+
+def test_add_out_expanded_out_rejected(device):
+    a = torch.randn(4, 3, device=device)
+    out = torch.zeros(1, 3, device=device).expand(4, 3)
+    with pytest.raises(RuntimeError, match=r"my_ops.add_out: out is written in place, so its elements must not share memory"):
+        my_ops.add_out(a, a, out)
+
+
+def test_add_out_requires_grad_rejected(device):
+    a = torch.randn(3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"my_ops.add_out: argument 'a' requires grad, but my_ops.add_out writes its arguments in place"):
+        my_ops.add_out(a, torch.randn(3, device=device), torch.empty(3, device=device))
+    with torch.no_grad():  # allowed without grad mode
+        out = torch.empty(3, device=device)
+        my_ops.add_out(a, a, out)
+    assert_matches(out, 2 * a.detach().double(), torch.float32)
+
+
+def test_add_out_partial_overlap_rejected(device):
+    buffer = torch.randn(10, device=device)
+    with pytest.raises(RuntimeError, match=r"my_ops.add_out: out overlaps a without being the same tensor"):
+        my_ops.add_out(buffer[:8], torch.randn(8, device=device), buffer[2:])

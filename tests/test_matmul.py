@@ -1,0 +1,70 @@
+"""matmul: [M, K] @ [K, N]."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import my_ops
+from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
+
+# Edges of the 64 x 64 x 16 CUDA tiles and the 64 x 256 x 128 CPU blocks.
+SHAPES = [(1, 1, 1), (3, 0, 4), (0, 5, 3), (5, 7, 3), (64, 16, 64), (65, 17, 63), (70, 150, 300), (130, 257, 129)]
+
+
+@pytest.mark.parametrize("m,k,n", SHAPES, ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_matmul(m, k, n, layout, dtype, device):
+    a = make_input((m, k), dtype, device, layout, low=-1, high=1)
+    b = make_input((k, n), dtype, device, "transposed" if layout == "contiguous" else "contiguous", low=-1, high=1)
+    out = my_ops.matmul(a, b)
+    ref = a.double() @ b.double()
+    # accumulation error grows with k
+    assert_matches(out, ref, dtype, scale=max(1.0, k ** 0.5))
+
+
+def test_matmul_gradcheck(device):
+    a = torch.randn(4, 6, dtype=torch.float64, device=device, requires_grad=True)
+    b = torch.randn(6, 3, dtype=torch.float64, device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(my_ops.matmul, (a, b))
+
+
+@pytest.mark.parametrize("sample", ["float32", "bfloat16-transposed", "grad", "empty-k"])
+def test_matmul_opcheck(sample, device):
+    if sample == "float32":
+        args = (torch.randn(5, 7, device=device), torch.randn(7, 3, device=device))
+    elif sample == "bfloat16-transposed":
+        args = (torch.randn(8, 4, device=device, dtype=torch.bfloat16).t(), torch.randn(8, 2, device=device, dtype=torch.bfloat16))
+    elif sample == "grad":
+        args = (torch.randn(3, 4, device=device, requires_grad=True), torch.randn(4, 5, device=device, requires_grad=True))
+    else:
+        args = (torch.randn(3, 0, device=device), torch.randn(0, 2, device=device))
+    torch.library.opcheck(torch.ops.my_ops.matmul.default, args)
+
+
+def test_matmul_empty_inner_dimension_is_zero(device):
+    out = my_ops.matmul(torch.randn(3, 0, device=device), torch.randn(0, 4, device=device))
+    assert torch.equal(out, torch.zeros(3, 4, device=device))
+
+
+def test_inner_dimension_mismatch_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to have 4 rows \(the columns of a \[3, 4\]\), but got b of shape \[5, 2\]"):
+        my_ops.matmul(torch.randn(3, 4, device=device), torch.randn(5, 2, device=device))
+
+
+def test_non_2d_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be a 2-D matrix \[M, K\], but got 3-D shape \[2, 3, 4\]"):
+        my_ops.matmul(torch.randn(2, 3, 4, device=device), torch.randn(4, 2, device=device))
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be a 2-D matrix \[K, N\], but got 1-D shape \[4\]"):
+        my_ops.matmul(torch.randn(3, 4, device=device), torch.randn(4, device=device))
+
+
+def test_matmul_integer_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be a float32, float64, float16 or bfloat16 tensor, but got Int"):
+        my_ops.matmul(torch.ones(2, 2, dtype=torch.int32, device=device), torch.ones(2, 2, device=device))
+
+
+@requires_cuda()
+def test_matmul_mixed_devices_rejected():
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be on the same device as a \(cuda:0\), but got cpu"):
+        my_ops.matmul(torch.randn(2, 2, device="cuda"), torch.randn(2, 2))

@@ -1,0 +1,209 @@
+"""rms_norm (forward and backward) and fused_add_rms_norm."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import my_ops
+from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
+
+# hidden: 1, odd, not a multiple of 8, multiples of the 16-byte vector, and
+# larger than the register-resident CUDA path (70000) to reach the generic one.
+SHAPES = [(1,), (7,), (3, 1), (5, 13), (4, 1000), (2, 3, 4096), (3, 5000), (2, 16384), (1, 70000), (3000, 64), (0, 8), (4, 0)]
+
+
+def reference_rms_norm(x, weight, eps):
+    x64 = x.double()
+    rstd = torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps)
+    return x64 * rstd * weight.double()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_rms_norm(shape, layout, dtype, device):
+    x = make_input(shape, dtype, device, layout)
+    weight = make_input(shape[-1:], dtype, device, low=0.5, high=1.5)
+    eps = float(torch.empty(()).uniform_(1e-6, 1e-3))
+    out = my_ops.rms_norm(x, weight, eps)
+    assert out.is_contiguous()
+    assert_matches(out, reference_rms_norm(x, weight, eps), dtype)
+
+
+@pytest.mark.parametrize("shape", [(1,), (5, 13), (4, 1000), (2, 3, 4096), (3, 5000), (1, 70000), (600, 64), (0, 8)], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "offset"])
+def test_rms_norm_backward(shape, layout, dtype, device):
+    x = make_input(shape, dtype, device, layout)
+    weight = make_input(shape[-1:], dtype, device, low=0.5, high=1.5)
+    grad = make_input(shape, dtype, device, "transposed" if len(shape) > 1 else "contiguous")
+    eps = 1e-5
+    x_ = x.detach().requires_grad_()
+    w_ = weight.detach().requires_grad_()
+    my_ops.rms_norm(x_, w_, eps).backward(grad)
+
+    x64 = x.double().requires_grad_()
+    w64 = weight.double().requires_grad_()
+    reference_rms_norm(x64, w64, eps).backward(grad.double())
+    # dx cancels two terms of the size of rstd * w * dy; dweight sums over rows
+    assert_matches(x_.grad, x64.grad, dtype, scale=4)
+    rows = max(1, x.numel() // max(1, shape[-1]))
+    assert_matches(w_.grad, w64.grad, dtype, scale=4 * rows ** 0.5)
+
+
+def test_rms_norm_backward_op_directly(dtype, device):
+    """rms_norm_backward is itself a registered op with CPU and CUDA kernels."""
+    x = make_input((6, 40), dtype, device)
+    weight = make_input((40,), dtype, device)
+    grad = make_input((6, 40), dtype, device)
+    grad_x, grad_weight = torch.ops.my_ops.rms_norm_backward(grad, x, weight, 1e-6)
+    x64 = x.double().requires_grad_()
+    w64 = weight.double().requires_grad_()
+    reference_rms_norm(x64, w64, 1e-6).backward(grad.double())
+    assert_matches(grad_x, x64.grad, dtype, scale=4)
+    assert_matches(grad_weight, w64.grad, dtype, scale=8)
+
+
+def test_rms_norm_gradcheck(device):
+    x = torch.randn(3, 2, 9, dtype=torch.float64, device=device, requires_grad=True)
+    w = torch.rand(9, dtype=torch.float64, device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, w: my_ops.rms_norm(x, w, 1e-5), (x, w))
+
+
+def test_rms_norm_module(device):
+    norm = my_ops.RMSNorm(64, eps=1e-5, device=device, dtype=torch.bfloat16)
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5)
+    x = make_input((4, 64), torch.bfloat16, device)
+    assert_matches(norm(x), reference_rms_norm(x, norm.weight.detach(), 1e-5), torch.bfloat16)
+    assert "64, eps=1e-05" in repr(norm)
+
+
+# ------------------------------------------------------- fused_add_rms_norm
+def reference_fused(x, residual, weight, eps):
+    new_residual = x + residual  # rounded to the dtype, as the op's residual stream is
+    return reference_rms_norm(new_residual, weight, eps), new_residual.double()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_fused_add_rms_norm(shape, layout, dtype, device):
+    x = make_input(shape, dtype, device, layout)
+    residual = make_input(shape, dtype, device, "contiguous" if layout != "contiguous" else "offset")
+    weight = make_input(shape[-1:], dtype, device, low=0.5, high=1.5)
+    weight0 = weight.clone()
+    want_x, want_residual = reference_fused(x, residual, weight, 1e-6)
+    x_version = x._version
+    my_ops.fused_add_rms_norm(x, residual, weight, 1e-6)
+    assert_matches(residual, want_residual, dtype)
+    assert_matches(x, want_x, dtype)
+    assert torch.equal(weight, weight0)
+    if x.numel():
+        assert x._version > x_version
+
+
+def test_fused_add_rms_norm_writes_only_the_views(dtype, device):
+    x_buffer = make_input((8, 64), dtype, device)
+    r_buffer = make_input((8, 64), dtype, device)
+    x_before, r_before = x_buffer.clone(), r_buffer.clone()
+    x, residual = x_buffer[1:7:2, :32], r_buffer[2:5, 16:48]
+    weight = make_input((32,), dtype, device)
+    want_x, want_residual = reference_fused(x, residual, weight, 1e-6)
+    my_ops.fused_add_rms_norm(x, residual, weight, 1e-6)
+    assert_matches(x, want_x, dtype)
+    assert_matches(residual, want_residual, dtype)
+    x_outside = torch.ones_like(x_buffer, dtype=torch.bool)
+    x_outside[1:7:2, :32] = False
+    r_outside = torch.ones_like(r_buffer, dtype=torch.bool)
+    r_outside[2:5, 16:48] = False
+    assert torch.equal(x_buffer[x_outside], x_before[x_outside])
+    assert torch.equal(r_buffer[r_outside], r_before[r_outside])
+
+
+# ---------------------------------------------------------------- opcheck
+def _samples(device):
+    f32 = dict(device=device)
+    bf16 = dict(device=device, dtype=torch.bfloat16)
+    return [
+        (torch.ops.my_ops.rms_norm.default, (torch.randn(4, 16, **f32, requires_grad=True), torch.rand(16, **f32, requires_grad=True), 1e-6)),
+        (torch.ops.my_ops.rms_norm.default, (torch.randn(2, 3, 64, **bf16), torch.rand(64, **bf16), 1e-5)),
+        (torch.ops.my_ops.rms_norm.default, (torch.randn(16, 5, **f32).t(), torch.rand(16, **f32), 0.0)),
+        (torch.ops.my_ops.rms_norm_backward.default, (torch.randn(3, 8, **f32), torch.randn(3, 8, **f32), torch.rand(8, **f32), 1e-6)),
+        (torch.ops.my_ops.fused_add_rms_norm.default, (torch.randn(4, 32, **f32), torch.randn(4, 32, **f32), torch.rand(32, **f32), 1e-6)),
+        (torch.ops.my_ops.fused_add_rms_norm.default, (torch.randn(2, 24, **bf16), torch.randn(2, 24, **bf16), torch.rand(24, **bf16), 1e-5)),
+    ]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_opcheck(index, device):
+    op, args = _samples(device)[index]
+    torch.library.opcheck(op, args)
+
+
+# -------------------------------------------------------------- bad input
+def test_weight_wrong_length_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to have shape \[8\] \(the last dimension of x\), but got \[7\]"):
+        my_ops.rms_norm(torch.randn(2, 8, device=device), torch.ones(7, device=device))
+
+
+def test_weight_mixed_dtype_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to have the same dtype as x \(BFloat16\), but got Float"):
+        my_ops.rms_norm(torch.randn(2, 8, device=device, dtype=torch.bfloat16), torch.ones(8, device=device))
+
+
+def test_integer_x_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected x to be a float32, float64, float16 or bfloat16 tensor, but got Long"):
+        my_ops.rms_norm(torch.ones(2, 8, dtype=torch.long, device=device), torch.ones(8, device=device))
+
+
+def test_zero_dim_x_rejected(device):
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected x to have at least 1 dimension"):
+        my_ops.rms_norm(torch.tensor(1.0, device=device), torch.ones(1, device=device))
+
+
+def test_negative_eps_rejected(device):
+    with pytest.raises(ValueError, match=r"my_ops.rms_norm: expected eps to be a finite number >= 0, but got -1"):
+        my_ops.rms_norm(torch.randn(2, 8, device=device), torch.ones(8, device=device), -1.0)
+
+
+@requires_cuda()
+def test_weight_on_other_device_rejected():
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to be on the same device as x \(cuda:0\), but got cpu"):
+        my_ops.rms_norm(torch.randn(2, 8, device="cuda"), torch.ones(8))
+
+
+def test_fused_residual_shape_mismatch_rejected_and_nothing_written(device):
+    x, residual = torch.randn(4, 8, device=device), torch.randn(2, 8, device=device)
+    x0, r0 = x.clone(), residual.clone()
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to have the same shape as x \[4, 8\], but got \[2, 8\]"):
+        my_ops.fused_add_rms_norm(x, residual, torch.ones(8, device=device))
+    assert torch.equal(x, x0) and torch.equal(residual, r0)
+
+
+def test_fused_weight_wrong_length_rejected_and_nothing_written(device):
+    x, residual = torch.randn(4, 8, device=device), torch.randn(4, 8, device=device)
+    x0, r0 = x.clone(), residual.clone()
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected weight to have shape \[8\]"):
+        my_ops.fused_add_rms_norm(x, residual, torch.ones(9, device=device))
+    assert torch.equal(x, x0) and torch.equal(residual, r0)
+
+
+def test_fused_aliasing_rejected(device):
+    x = torch.randn(4, 8, device=device)
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: x and residual must not share memory"):
+        my_ops.fused_add_rms_norm(x, x, torch.ones(8, device=device))
+    buffer = torch.randn(5, 8, device=device)
+    with pytest.raises(RuntimeError, match=r"x and residual must not share memory, but they overlap"):
+        my_ops.fused_add_rms_norm(buffer[:4], buffer[1:], torch.ones(8, device=device))
+
+
+def test_fused_requires_grad_rejected(device):
+    x = torch.randn(4, 8, device=device)
+    residual = torch.randn(4, 8, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: argument 'residual' requires grad"):
+        my_ops.fused_add_rms_norm(x, residual, torch.ones(8, device=device))
+
+
+@requires_cuda()
+def test_fused_mixed_devices_rejected():
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to be on the same device as x \(cuda:0\), but got cpu"):
+        my_ops.fused_add_rms_norm(torch.randn(2, 8, device="cuda"), torch.randn(2, 8), torch.ones(8, device="cuda"))
