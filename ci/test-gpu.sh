@@ -3,8 +3,11 @@
 # stays) and run the whole suite with every CUDA test required to run.
 #
 #   ci/test-gpu.sh [WHEEL] [-- pytest args]
-# Environment: PYTHON (default python3), MY_OPS_SANITIZE=1 also runs the CUDA
-# tests of one module under compute-sanitizer memcheck.
+# Environment: PYTHON (default python3); MY_OPS_SANITIZE=1 also runs the CUDA
+# tests of two modules under compute-sanitizer memcheck;
+# MY_OPS_FOREIGN_ARCH_WHEEL, a wheel built without this GPU's SM (e.g.
+# TORCH_CUDA_ARCH_LIST=8.0 on a Hopper runner), enables the end-to-end test
+# of the "no kernels for this GPU" error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

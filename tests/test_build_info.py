@@ -1,0 +1,165 @@
+"""The wheel's build info and the guards built on it: the import guard, the
+arch guard and `python -m my_ops`, with faked build info and faked GPUs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import my_ops
+from my_ops import _build_info
+from my_ops._build_info import BuildInfo, arch_covers, arch_mismatch, install_command, torch_mismatch
+
+INFO = BuildInfo(
+    version="1.0.0+cu130", label="cu130", torch_version="2.11.0+cu130", torch_cuda="13.0",
+    cuda_version="13.0.88", arch_list="7.5;8.0;8.6;9.0;10.0;12.0+PTX", cxx11_abi=True,
+    build_date="2026-11-22T00:00:00Z", commit="abc", index_url="https://example.test/idx",
+    supported_pairs=("2.6-cu124", "2.10-cu128", "2.11-cu126", "2.11-cu130"),
+)
+
+
+def test_installed_build_info_describes_this_build():
+    info = my_ops.build_info
+    assert info.version == my_ops.__version__
+    assert _build_info.minor_of(info.torch_version) == _build_info.minor_of(torch.__version__)
+    assert info.label in ("", "cpu") or info.label == info.cuda_label
+    if info.has_cuda:
+        assert _build_info.parse_arch_list(info.arch_list)
+    assert info.supported_pairs and all("-" in p for p in info.supported_pairs)
+
+
+# ------------------------------------------------------------- import guard
+def test_matching_torch_passes():
+    assert torch_mismatch(INFO, "2.11.0+cu130", "13.0") is None
+    assert torch_mismatch(INFO, "2.11.3", "13.2") is None  # patch releases and CUDA minors fit
+
+
+def test_other_torch_minor_names_the_wheel_that_fits():
+    problem = torch_mismatch(INFO, "2.10.0+cu128", "12.8")
+    assert "compiled against torch 2.11.0+cu130" in problem
+    assert "pip install --force-reinstall --no-deps my_ops==1.0+cu128 --extra-index-url https://example.test/idx/whl/torch2.10/cu128/" in problem
+
+
+def test_other_cuda_major_rejected():
+    problem = torch_mismatch(INFO, "2.11.0+cu126", "12.6")
+    assert "built with CUDA 13.0.88, but this torch uses CUDA 12.6" in problem
+    assert "my_ops==1.0+cu126 --extra-index-url https://example.test/idx/whl/torch2.11/cu126/" in problem
+
+
+def test_cpu_torch_rejected_for_cuda_wheel():
+    problem = torch_mismatch(INFO, "2.11.0+cpu", None)
+    assert "this torch is a CPU-only build" in problem
+
+
+def test_unsupported_pair_says_so():
+    command = install_command(INFO, "2.7.1+cu118", "11.8")
+    assert "publishes no wheel for torch 2.7 with cu118" in command
+    assert "2.6-cu124" in command
+
+
+def _copy_installed_package(tmp_path: Path, **changes) -> Path:
+    """A copy of the installed my_ops with its build info changed, importable from tmp_path."""
+    target = tmp_path / "site"
+    shutil.copytree(Path(my_ops.__file__).parent, target / "my_ops",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    info_file = target / "my_ops" / "_build_info.json"
+    data = json.loads(info_file.read_text())
+    data.update(changes)
+    info_file.write_text(json.dumps(data))
+    return target
+
+
+def _run(code_or_module: list[str], site: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(site))
+    return subprocess.run([sys.executable, *code_or_module], capture_output=True, text=True,
+                          env=env, cwd=site, timeout=300)
+
+
+def test_import_with_foreign_build_info_raises_clear_import_error(tmp_path):
+    site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
+    result = _run(["-c", "import my_ops"], site)
+    assert result.returncode != 0
+    assert "ImportError: my_ops" in result.stderr
+    assert f"does not fit torch {torch.__version__}" in result.stderr
+    assert "compiled against torch 2.9.0+cu128" in result.stderr
+    assert "pip install --force-reinstall --no-deps my_ops==" in result.stderr
+    assert "undefined symbol" not in result.stderr
+
+
+def test_python_m_my_ops_reports_match(tmp_path):
+    site = _copy_installed_package(tmp_path)
+    result = _run(["-m", "my_ops"], site)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"my_ops {my_ops.__version__}" in result.stdout
+    assert "torch: matches this build" in result.stdout
+    assert "the wheel for this torch: pip install" in result.stdout
+
+
+def test_python_m_my_ops_reports_mismatch(tmp_path):
+    site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
+    result = _run(["-m", "my_ops"], site)
+    assert result.returncode == 1
+    assert "MISMATCH" in result.stdout and "compiled against torch 2.9.0+cu128" in result.stdout
+
+
+# --------------------------------------------------------------- arch guard
+@pytest.mark.parametrize("capability,covered", [
+    ((7, 5), True), ((8, 0), True), ((8, 9), True),  # 8.9 runs sm_86 SASS
+    ((9, 0), True), ((10, 3), True), ((12, 1), True),  # 12.1 runs sm_120 SASS
+    ((13, 0), True),  # newer than the list: PTX of 12.0
+    ((6, 1), False), ((7, 0), False),
+])
+def test_arch_covers(capability, covered):
+    assert arch_covers(INFO.arch_list, capability) is covered
+
+
+def test_arch_without_ptx_does_not_cover_newer_gpus():
+    assert not arch_covers("8.0;8.6", (9, 0))
+    assert arch_covers("8.0+PTX", (9, 0))
+
+
+def test_arch_mismatch_message_names_gpu_sm_and_list():
+    message = arch_mismatch(INFO, "Tesla P100", (6, 0))
+    assert "has no kernels for Tesla P100 (sm_60, compute capability 6.0)" in message
+    assert "TORCH_CUDA_ARCH_LIST=7.5;8.0;8.6;9.0;10.0;12.0+PTX" in message
+    assert 'TORCH_CUDA_ARCH_LIST="6.0" pip install --no-build-isolation my_ops' in message
+    assert arch_mismatch(INFO, "NVIDIA H100", (9, 0)) is None
+
+
+def test_cpu_build_explains_missing_cuda():
+    cpu = dataclasses.replace(INFO, label="cpu", cuda_version="", arch_list="")
+    assert "CPU-only build" in arch_mismatch(cpu, "NVIDIA H100", (9, 0))
+
+
+def test_bad_arch_list_entry_rejected():
+    with pytest.raises(ValueError, match="bad TORCH_CUDA_ARCH_LIST entry 'sm90'"):
+        _build_info.parse_arch_list("8.0;sm90")
+
+
+FOREIGN_WHEEL = os.environ.get("MY_OPS_FOREIGN_ARCH_WHEEL")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.skipif(not FOREIGN_WHEEL, reason="set MY_OPS_FOREIGN_ARCH_WHEEL to a wheel built without this GPU's SM")
+def test_first_cuda_op_on_uncovered_gpu_raises_clear_error(tmp_path):
+    """End to end: a real wheel built for other GPUs, on this GPU."""
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+                    str(tmp_path), FOREIGN_WHEEL], check=True)
+    code = ("import torch, my_ops\n"
+            "x = torch.randn(4, 64, device='cuda')\n"
+            "my_ops.rms_norm(x, torch.ones(64, device='cuda'))\n"
+            "torch.cuda.synchronize()\n")
+    result = _run(["-c", code], tmp_path)
+    major, minor = torch.cuda.get_device_capability()
+    assert result.returncode != 0
+    assert f"has no kernels for {torch.cuda.get_device_name()} (sm_{major}{minor}" in result.stderr, result.stderr
+    assert "it was built for TORCH_CUDA_ARCH_LIST=" in result.stderr
+    assert "no kernel image is available" not in result.stderr
