@@ -2,7 +2,9 @@
 # guard, the arch guard, `python -m my_ops`, wheel verification and the index
 # generator all read this one record.
 function(my_ops_write_build_info)
-  cmake_parse_arguments(ARG "" "OUTPUT;TORCH_VERSION;TORCH_CUDA;CUDA_VERSION;ARCH_LIST;CXX11_ABI" "" ${ARGN})
+  # ARCH_LIST is a CMake list ("7.5;8.0"), hence a multi-value argument.
+  cmake_parse_arguments(ARG "" "OUTPUT;TORCH_VERSION;TORCH_CUDA;CUDA_VERSION;CXX11_ABI" "ARCH_LIST" ${ARGN})
+  list(JOIN ARG_ARCH_LIST ";" arch_list)
   if(DEFINED SKBUILD_PROJECT_VERSION_FULL)
     set(version "${SKBUILD_PROJECT_VERSION_FULL}")
   else()
@@ -43,7 +45,7 @@ function(my_ops_write_build_info)
   foreach(pair IN ITEMS
       "version=${version}" "label=${label}" "torch_version=${ARG_TORCH_VERSION}"
       "torch_cuda=${ARG_TORCH_CUDA}" "cuda_version=${ARG_CUDA_VERSION}"
-      "arch_list=${ARG_ARCH_LIST}" "build_date=${build_date}" "commit=${commit}"
+      "arch_list=${arch_list}" "build_date=${build_date}" "commit=${commit}"
       "platform=${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
     string(FIND "${pair}" "=" eq)
     string(SUBSTRING "${pair}" 0 ${eq} key)
