@@ -10,6 +10,21 @@ import torch
 from . import _build_info
 
 
+def _cuda_driver_version() -> int:
+    """cuDriverGetVersion(), e.g. 13000 for a driver that supports CUDA 13.0; 0 if unknown."""
+    import ctypes
+
+    for name in ("libcuda.so.1", "nvcuda.dll"):
+        try:
+            library = ctypes.CDLL(name)
+        except OSError:
+            continue
+        version = ctypes.c_int(0)
+        if library.cuDriverGetVersion(ctypes.byref(version)) == 0:
+            return version.value
+    return 0
+
+
 def report() -> tuple[list[str], bool]:
     info = _build_info.load()
     ok = True
@@ -32,7 +47,7 @@ def report() -> tuple[list[str], bool]:
         lines.append("  torch: matches this build")
 
     if torch.cuda.is_available():
-        driver = torch._C._cuda_getDriverVersion() if hasattr(torch._C, "_cuda_getDriverVersion") else 0
+        driver = _cuda_driver_version()
         if driver:
             lines.append(f"CUDA driver supports CUDA {driver // 1000}.{driver % 1000 // 10}")
         for index in range(torch.cuda.device_count()):
