@@ -20,7 +20,7 @@ changed_since() {
         done
 }
 
-wheel=$(ls -t dist/my_ops-*.whl 2>/dev/null | head -n 1 || true)
+wheel=$(ci/newest-wheel.sh dist)
 if [ -n "$wheel" ] && [ -z "$(changed_since "$wheel")" ]; then
     echo "== $wheel is up to date"
 else

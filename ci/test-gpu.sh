@@ -16,7 +16,7 @@ wheel=${1:-}
 [ $# -gt 0 ] && shift
 [ "${1:-}" = "--" ] && shift
 if [ -z "$wheel" ]; then
-    wheel=$(ls -t dist/my_ops-*.whl | head -n 1)
+    wheel=$(ci/newest-wheel.sh dist)
 fi
 "$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
 "$python" - <<'PY'

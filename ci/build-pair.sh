@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One pair, start to verified wheel: set up a build environment with the
+# pair's torch, build, give a Linux wheel its manylinux tag, and verify it.
+# The build jobs of .github/workflows/wheels.yml run exactly this.
+#
+#   ci/build-pair.sh --pair 2.11-cu130 [--out wheelhouse] [--platform-tag TAG|auto]
+#
+# Environment: PYTHON (interpreter for the build venv, default python3);
+# CUDA_HOME / CUDACXX select nvcc. --platform-tag: the tag the wheel must get
+# (default: the matrix's manylinux_2_28_x86_64 on Linux, win_amd64 on
+# Windows); "auto" takes the most compatible tag this host allows.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pair='' out=wheelhouse platform_tag='' python=${PYTHON:-python3}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --pair) pair=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --platform-tag) platform_tag=$2; shift 2 ;;
+        *) echo "usage: $0 --pair NAME [--out DIR] [--platform-tag TAG|auto]" >&2; exit 2 ;;
+    esac
+done
+[ -n "$pair" ] || { echo "$0: --pair is required" >&2; exit 2; }
+
+case "$(uname -s)" in
+    Linux) platform=linux ;;
+    MINGW* | MSYS* | CYGWIN*) platform=windows ;;
+    *) echo "$0: unsupported build platform $(uname -s)" >&2; exit 2 ;;
+esac
+if [ -z "$platform_tag" ]; then
+    platform_tag=$("$python" -c "import sys; sys.path.insert(0, 'scripts'); import matrix; print(matrix.load()['defaults']['${platform}_platform'])")
+fi
+
+venv=.venv-$pair
+ci/setup-venv.sh --pair "$pair" --venv "$venv" --python "$python"
+vpy="$venv/bin/python"
+[ -x "$vpy" ] || vpy="$venv/Scripts/python.exe"
+"$vpy" -m pip install --quiet -r ci/requirements-verify.txt
+
+raw=$(mktemp -d)
+trap 'rm -rf "$raw"' EXIT
+ci/build-wheel.sh --pair "$pair" --out "$raw" --python "$vpy"
+dest="$out/$pair"
+rm -rf "$dest"
+mkdir -p "$dest"
+verify_tag=(--platform-tag "$platform_tag")
+if [ "$platform" = linux ]; then
+    plat=()
+    if [ "$platform_tag" = auto ]; then
+        verify_tag=()
+    else
+        plat=(--plat "$platform_tag")
+    fi
+    PYTHON=$vpy ci/repair-wheel.sh "$raw"/my_ops-*.whl "$dest" "${plat[@]}"
+else
+    mv "$raw"/my_ops-*.whl "$dest/"  # Windows: nothing to repair; torch's DLLs come from torch
+fi
+wheel=$(ls "$dest"/my_ops-*.whl)
+"$vpy" ci/verify-wheel.py "$wheel" --pair "$pair" "${verify_tag[@]}" --report "$dest/verify.json"

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Verify a built my_ops wheel against its pair in scripts/matrix.toml.
+
+  ci/verify-wheel.py WHEEL --pair 2.11-cu130 [--platform-tag manylinux_2_28_x86_64]
+                     [--report report.json] [--skip-tools]
+
+Checks, each failure named in the output:
+  name      my_ops-<VERSION>+<label>-cp39-abi3-<platform>.whl
+  metadata  Requires-Dist pins the pair's torch minor; version matches the file name
+  buildinfo my_ops/_build_info.json names the pair's torch, CUDA and arch list
+  sass      cuobjdump lists SASS for every SM of the arch list, in every kernel
+            object, and PTX for the +PTX entries (no more, no less)
+  bundled   no torch or CUDA library (or any grafted library) inside the wheel
+  size      under the matrix's wheel_size_limit_mb
+  tools     abi3audit, check-wheel-contents and `twine check` pass
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import matrix  # noqa: E402
+
+FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|libnvrtc|libcublas|libnvToolsExt|libgomp|torch_|c10_|cudart|nvrtc)[^/]*\.(so|dll)", re.I)
+WHEEL_NAME = re.compile(r"^my_ops-(?P<version>[^-]+)-(?P<python>cp\d+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")
+
+
+class Verification:
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.report: dict = {}
+
+    def check(self, ok: bool, what: str) -> bool:
+        if not ok:
+            self.failures.append(what)
+        return ok
+
+
+def find_cuobjdump() -> str | None:
+    for candidate in (os.environ.get("CUOBJDUMP"), shutil.which("cuobjdump")):
+        if candidate:
+            return candidate
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            for name in ("cuobjdump", "cuobjdump.exe"):
+                path = Path(os.environ[var]) / "bin" / name
+                if path.is_file():
+                    return str(path)
+    try:  # the nvidia-cuda-cuobjdump wheel
+        import nvidia  # type: ignore
+
+        for base in nvidia.__path__:
+            for path in Path(base).glob("*/bin/cuobjdump"):
+                return str(path)
+    except ImportError:
+        pass
+    return None
+
+
+def expected_architectures(arch_list: str) -> tuple[set[str], set[str]]:
+    """'7.5;9.0+PTX' -> ({'sm_75', 'sm_90'}, {'sm_90'}): SASS and PTX targets."""
+    sass, ptx = set(), set()
+    for entry in re.split(r"[;, ]+", arch_list.strip()):
+        match = re.fullmatch(r"(\d+)\.(\d+)([af]?)(\+PTX)?", entry)
+        if not match:
+            raise SystemExit(f"bad arch list entry {entry!r} in {arch_list!r}")
+        sm = f"sm_{match.group(1)}{match.group(2)}{match.group(3)}"
+        sass.add(sm)
+        if match.group(4):
+            ptx.add(sm)
+    return sass, ptx
+
+
+def inspect_kernels(library: Path, cuobjdump: str) -> tuple[Counter, Counter]:
+    """Counts of cubins and PTX per SM in a shared library's fatbinaries."""
+    out = subprocess.run([cuobjdump, "--list-elf", "--list-ptx", str(library)], capture_output=True,
+                         text=True, check=True).stdout
+    cubins = Counter(re.findall(r"\.(sm_\d+[af]?)\.cubin", out))
+    ptx = Counter(re.findall(r"\.(sm_\d+[af]?)\.ptx", out))
+    return cubins, ptx
+
+
+def run_tool(v: Verification, name: str, command: list[str]) -> None:
+    result = subprocess.run(command, capture_output=True, text=True)
+    ok = result.returncode == 0
+    v.report.setdefault("tools", {})[name] = "ok" if ok else "failed"
+    v.check(ok, f"tools: {name} failed:\n{result.stdout}{result.stderr}")
+
+
+def verify(wheel: Path, pair: matrix.Pair, platform_tag: str | None, skip_tools: bool,
+           size_limit_mb: float, base_version: str) -> Verification:
+    v = Verification()
+    size_mb = wheel.stat().st_size / 1e6
+    v.report.update(wheel=wheel.name, pair=pair.name, size_mb=round(size_mb, 2))
+
+    # name
+    match = WHEEL_NAME.match(wheel.name)
+    if not v.check(match is not None, f"name: {wheel.name} is not my_ops-VERSION-cp39-abi3-PLATFORM.whl"):
+        return v
+    expected_version = f"{base_version}+{pair.label}"
+    v.check(match["version"] == expected_version, f"name: version {match['version']}, expected {expected_version}")
+    v.check(match["python"] == "cp39" and match["abi"] == "abi3",
+            f"name: tags {match['python']}-{match['abi']}, expected cp39-abi3 (one wheel for every CPython >= 3.9)")
+    if platform_tag:
+        v.check(match["platform"] == platform_tag, f"name: platform {match['platform']}, expected {platform_tag}")
+
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        dist_info = next(n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info"))
+        metadata = zf.read(f"{dist_info}/METADATA").decode()
+        build_info = json.loads(zf.read("my_ops/_build_info.json"))
+        libraries = [n for n in names if re.search(r"\.(so|pyd|dll)(\.|$)", n)]
+        with tempfile.TemporaryDirectory() as tmp:
+            extension = [n for n in libraries if re.match(r"my_ops/_C[.\w-]*\.(so|pyd)$", n)]
+            if v.check(len(extension) == 1, f"bundled: expected one my_ops/_C extension, found {extension}"):
+                zf.extract(extension[0], tmp)
+                extension_path = Path(tmp) / extension[0]
+                cuobjdump = find_cuobjdump()
+                sass_expected, ptx_expected = expected_architectures(pair.arch_list)
+                if v.check(cuobjdump is not None, "sass: no cuobjdump (set CUOBJDUMP or install nvidia-cuda-cuobjdump)"):
+                    cubins, ptx = inspect_kernels(extension_path, cuobjdump)
+                    v.report.update(sass=sorted(cubins, key=lambda s: int(re.sub(r"\D", "", s))),
+                                    ptx=sorted(ptx, key=lambda s: int(re.sub(r"\D", "", s))))
+                    v.check(set(cubins) == sass_expected,
+                            f"sass: SASS for {sorted(cubins)}, expected {sorted(sass_expected)}")
+                    v.check(set(ptx) == ptx_expected, f"sass: PTX for {sorted(ptx)}, expected {sorted(ptx_expected)}")
+                    # every kernel translation unit carries every target
+                    v.check(len(set(cubins.values()) | set(ptx.values())) <= 1,
+                            f"sass: uneven kernels per target: cubins {dict(cubins)}, ptx {dict(ptx)}")
+
+    # metadata
+    requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    torch_requires = [r for r in requires if re.match(r"torch\b", r) and "extra ==" not in r]
+    v.report["requires_torch"] = torch_requires
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    ok = len(torch_requires) == 1 and Requirement(torch_requires[0]).specifier == SpecifierSet(
+        pair.torch_requirement.removeprefix("torch"))
+    v.check(ok, f"metadata: Requires-Dist {torch_requires}, expected {pair.torch_requirement}")
+    metadata_version = re.search(r"^Version: (.+)$", metadata, re.M).group(1)
+    v.check(metadata_version == expected_version, f"metadata: Version {metadata_version}, expected {expected_version}")
+
+    # build info
+    v.report["build_info"] = {k: build_info.get(k) for k in ("version", "torch_version", "cuda_version", "arch_list", "commit")}
+    v.check(build_info.get("version") == expected_version, f"buildinfo: version {build_info.get('version')}")
+    v.check(str(build_info.get("torch_version", "")).startswith(pair.torch_build_version.rsplit(".", 1)[0] + "."),
+            f"buildinfo: built against torch {build_info.get('torch_version')}, expected {pair.torch}.x")
+    v.check(str(build_info.get("cuda_version", "")).startswith(pair.cuda + "."),
+            f"buildinfo: CUDA {build_info.get('cuda_version')}, expected {pair.cuda}")
+    v.check(build_info.get("arch_list") == pair.arch_list,
+            f"buildinfo: arch list {build_info.get('arch_list')}, expected {pair.arch_list}")
+
+    # bundled libraries
+    bundled = [n for n in libraries if not re.match(r"my_ops/_C[.\w-]*\.(so|pyd)$", n)]
+    v.report["bundled_libraries"] = bundled
+    v.check(not bundled, f"bundled: libraries grafted into the wheel: {bundled}")
+    v.check(not any(FORBIDDEN_LIBRARIES.search(n) for n in names),
+            f"bundled: torch/CUDA libraries inside: {[n for n in names if FORBIDDEN_LIBRARIES.search(n)]}")
+
+    # size
+    v.check(size_mb <= size_limit_mb, f"size: {size_mb:.1f} MB, over the {size_limit_mb} MB limit")
+
+    if not skip_tools:
+        run_tool(v, "abi3audit", [sys.executable, "-m", "abi3audit", "--strict", "--report", str(wheel)])
+        run_tool(v, "check-wheel-contents", [sys.executable, "-m", "check_wheel_contents", str(wheel)])
+        run_tool(v, "twine check", [sys.executable, "-m", "twine", "check", "--strict", str(wheel)])
+    return v
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("wheel", type=Path)
+    parser.add_argument("--pair", required=True, help="e.g. 2.11-cu130, or 'default'")
+    parser.add_argument("--platform-tag", help="expected platform tag, e.g. manylinux_2_28_x86_64")
+    parser.add_argument("--report", type=Path, help="write the findings as JSON here")
+    parser.add_argument("--skip-tools", action="store_true", help="skip abi3audit, check-wheel-contents, twine")
+    args = parser.parse_args()
+
+    data = matrix.load()
+    pair = matrix.default_pair(data) if args.pair == "default" else matrix.find_pair(args.pair, data)
+    base_version = (ROOT / "VERSION").read_text().strip()
+    v = verify(args.wheel, pair, args.platform_tag, args.skip_tools,
+               float(data["defaults"]["wheel_size_limit_mb"]), base_version)
+    v.report["ok"] = not v.failures
+    v.report["failures"] = v.failures
+    if args.report:
+        args.report.write_text(json.dumps(v.report, indent=2) + "\n")
+    summary = (f"{args.wheel.name}: {v.report.get('size_mb')} MB, SASS {' '.join(v.report.get('sass', []))}, "
+               f"PTX {' '.join(v.report.get('ptx', []))}, requires {' '.join(v.report.get('requires_torch', []))}")
+    if v.failures:
+        print(f"FAILED {summary}")
+        for failure in v.failures:
+            print(f"  - {failure}")
+        return 1
+    print(f"ok {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

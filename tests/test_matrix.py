@@ -1,0 +1,105 @@
+"""The build matrix (scripts/matrix.toml) and its generator: the support
+policy holds, every arch list is buildable by its nvcc, the GitHub matrices
+are well formed, and the README's table is the generated one."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import matrix  # noqa: E402
+
+# SM targets each nvcc accepts (NVIDIA's release notes).
+NVCC_TARGETS = {
+    "12.4": {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90},
+    "12.6": {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90},
+    "12.8": {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 120},
+    "12.9": {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121},
+    "13.0": {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121},
+    "13.2": {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121},
+}
+PAIRS = matrix.all_pairs()
+
+
+def test_support_policy():
+    names = {p.name for p in PAIRS}
+    assert "2.6-cu124" in names  # my_ops==1.0+cu124 exists
+    minors = sorted({p.torch for p in PAIRS}, key=lambda v: tuple(map(int, v.split("."))))
+    assert minors[-4:] == ["2.12", "2.13", "2.14", "2.15"]  # the four newest minors up to 2.15
+    assert matrix.default_pair().name == "2.11-cu130"
+    data = matrix.load()
+    for minor, spec in data["torch"].items():
+        assert spec["build_version"].startswith(minor + ".")
+        assert set(spec.get("linux_only", [])) <= set(spec["cuda"])
+        assert spec.get("pypi_cuda") in spec["cuda"], f"torch {minor}: PyPI's variant must be built"
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
+def test_arch_list_is_buildable_and_ends_in_ptx(pair):
+    entries = pair.arch_list.split(";")
+    sms = [int(e.replace("+PTX", "").replace(".", "")) for e in entries]
+    assert set(sms) <= NVCC_TARGETS[pair.cuda], f"nvcc {pair.cuda} cannot target {set(sms) - NVCC_TARGETS[pair.cuda]}"
+    assert sms == sorted(sms)
+    assert entries[-1].endswith("+PTX") and not any(e.endswith("+PTX") for e in entries[:-1])
+    assert {90, 80}.issubset(sms)  # Hopper and Ampere always
+
+
+def test_torch_requirement():
+    assert matrix.torch_requirement("2.11") == "torch>=2.11,<2.12"
+    assert matrix.find_pair("2.6-cu124").torch_requirement == "torch>=2.6,<2.7"
+
+
+def test_torch_install_args():
+    assert matrix.find_pair("2.11-cu130").torch_install_args == ["torch==2.11.0"]
+    assert matrix.find_pair("2.11-cu126").torch_install_args == [
+        "torch==2.11.0", "--index-url", "https://download.pytorch.org/whl/cu126"]
+
+
+@pytest.mark.parametrize("event", ["push", "pull_request"])
+def test_gha_matrices(event):
+    build_linux = matrix.gha_matrix(event, "build-linux")["include"]
+    build_windows = matrix.gha_matrix(event, "build-windows")["include"]
+    test_cpu = matrix.gha_matrix(event, "test-cpu")["include"]
+    linux_names = {e["name"] for e in build_linux}
+    windows_names = {e["name"] for e in build_windows}
+    if event == "push":
+        assert linux_names == {p.name for p in PAIRS}
+    else:
+        assert linux_names == set(matrix.load()["pull_request"]["pairs"])
+    assert windows_names <= linux_names
+    # every built wheel is tested on the oldest and newest Python of its torch
+    for entry in build_linux + build_windows:
+        pair = matrix.find_pair(entry["name"])
+        pythons = {e["python"] for e in test_cpu if e["name"] == entry["name"] and e["platform"] == entry["platform"]}
+        assert pythons == {pair.python_oldest, pair.python_newest}
+    for entry in build_linux:
+        assert entry["platform_tag"] == "manylinux_2_28_x86_64"
+        assert re.fullmatch(r"pytorch/manylinux2_28-builder:cuda\d+\.\d+", entry["linux_image"])
+
+
+def test_gha_matrix_script_writes_github_outputs(tmp_path):
+    out = tmp_path / "github_output"
+    subprocess.run(["bash", str(ROOT / "ci/gha-matrix.sh")], check=True,
+                   env={"PATH": "/usr/bin:/bin", "EVENT": "pull_request", "GITHUB_OUTPUT": str(out)})
+    lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert set(lines) == {"build-linux", "build-windows", "test-cpu", "test-gpu"}
+    assert len(json.loads(lines["build-linux"])["include"]) == len(matrix.load()["pull_request"]["pairs"])
+
+
+def test_readme_table_is_generated_from_the_matrix():
+    readme = (ROOT / "README.md").read_text()
+    match = re.search(r"<!-- pairs:begin.*?-->\n(.*?)\n<!-- pairs:end -->", readme, re.S)
+    assert match, "README.md lacks the <!-- pairs:begin --> ... <!-- pairs:end --> block"
+    assert match.group(1) == matrix.readme_table(), "regenerate it: python3 scripts/matrix.py readme-table"
+
+
+def test_unknown_pair_names_the_known_ones():
+    with pytest.raises(SystemExit, match="known pairs: 2.6-cu124"):
+        matrix.find_pair("2.7-cu118")
