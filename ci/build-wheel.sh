@@ -30,7 +30,9 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "== building pair $pair (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST) with $("$python" -c 'import torch; print("torch", torch.__version__)')"
-"$python" -m pip wheel --no-build-isolation --no-deps --wheel-dir "$tmp" . 
+# One build folder per pair, so builds of several pairs never share CMake caches.
+"$python" -m pip wheel --no-build-isolation --no-deps --wheel-dir "$tmp" \
+    --config-settings=build-dir="build/$pair" .
 wheel=$(ls "$tmp"/my_ops-*.whl)
 mv -f "$wheel" "$out/"
 echo "== built $out/$(basename "$wheel")"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,6 +18,16 @@ import my_ops
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import matrix  # noqa: E402
+
+# The verification tools (ci/requirements-verify.txt) are in the development
+# environment; a plain user environment (ci/test-wheel.sh) has none of them.
+for _tool in ("abi3audit", "check_wheel_contents", "twine", "packaging"):
+    pytest.importorskip(_tool, reason="needs the tools of ci/requirements-verify.txt")
+_spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/verify-wheel.py")
+verify_wheel = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verify_wheel)
+if verify_wheel.find_cuobjdump() is None:
+    pytest.skip("needs cuobjdump (nvidia-cuda-cuobjdump)", allow_module_level=True)
 
 
 def _built_wheel() -> Path:
@@ -76,7 +88,7 @@ def test_missing_sm_fails(tmp_path):
     pair = matrix.find_pair(_pair_of(wheel))
     result = subprocess.run([sys.executable, str(ROOT / "ci/verify-wheel.py"), str(wheel), "--pair",
                              pair.name, "--skip-tools"], capture_output=True, text=True,
-                            env={**__import__("os").environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
+                            env={**os.environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
     assert result.returncode == 1
     assert "sass: SASS for ['sm_80'], expected" in result.stdout
     assert "sass: PTX for [], expected" in result.stdout

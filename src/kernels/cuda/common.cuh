@@ -35,6 +35,9 @@ __device__ __forceinline__ float reciprocal_sqrt(float v) { return rsqrtf(v); }
 __device__ __forceinline__ double reciprocal_sqrt(double v) { return 1.0 / sqrt(v); }
 __device__ __forceinline__ float exp_acc(float v) { return __expf(v); }
 __device__ __forceinline__ double exp_acc(double v) { return exp(v); }
+// 1 / v: the hardware reciprocal (1 ulp) for float, exact division for double.
+__device__ __forceinline__ float reciprocal(float v) { return __frcp_rn(v); }
+__device__ __forceinline__ double reciprocal(double v) { return 1.0 / v; }
 
 // 16 bytes of T: one LDG.128 / STG.128 per vector.
 template <typename T> struct alignas(16) Vec {
@@ -60,6 +63,24 @@ template <typename A> __device__ __forceinline__ A block_sum(A v, A *scratch) {
     __syncthreads();
     v = lane < warps ? scratch[lane] : A(0);
     return warp_sum(v);
+}
+
+// Two sums over the block at once (one pair of barriers instead of two).
+template <typename A> struct Pair2 {
+    A a, b;
+};
+
+template <typename A> __device__ __forceinline__ Pair2<A> block_sum2(A a, A b, Pair2<A> *scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warps = (blockDim.x + 31) >> 5;
+    a = warp_sum(a);
+    b = warp_sum(b);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = Pair2<A>{a, b};
+    __syncthreads();
+    a = lane < warps ? scratch[lane].a : A(0);
+    b = lane < warps ? scratch[lane].b : A(0);
+    return Pair2<A>{warp_sum(a), warp_sum(b)};
 }
 
 // Multiprocessors of the current device, cached per device.

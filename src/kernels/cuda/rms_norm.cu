@@ -33,6 +33,18 @@ template <typename T> bool vectorizable(int64_t hidden, std::initializer_list<co
 
 // ------------------------------------------------------------- forward --
 
+// Loads this thread's vectors of one row (those with index < nvec).
+template <typename V, int NV>
+__device__ __forceinline__ void load_row(V (&held)[NV], const V *row, int64_t nvec) {
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+        if (i < nvec) held[k] = row[i];
+    }
+}
+
+// The next row's loads are issued before this row's reduction, so they are
+// in flight while the block waits at its barriers.
 template <typename T, int NV>
 __global__ void __launch_bounds__(1024)
 rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__restrict__ y,
@@ -42,15 +54,23 @@ rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__
     __shared__ A scratch[32];
     const int64_t nvec = hidden / V::size;
     const V *w = reinterpret_cast<const V *>(weight);
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const V *x_row = reinterpret_cast<const V *>(x + row * hidden);
-        V held[NV];
+    // Prefetching doubles the registers that hold the row: only for short rows.
+    constexpr bool kPrefetch = NV <= 2;
+    int64_t row = blockIdx.x;
+    V held[NV], next[NV];
+    if (kPrefetch && row < rows) load_row(held, reinterpret_cast<const V *>(x + row * hidden), nvec);
+    for (; row < rows; row += gridDim.x) {
+        const int64_t next_row = row + gridDim.x;
+        if (!kPrefetch) {
+            load_row(held, reinterpret_cast<const V *>(x + row * hidden), nvec);
+        } else if (next_row < rows) {
+            load_row(next, reinterpret_cast<const V *>(x + next_row * hidden), nvec);
+        }
         A sum_sq = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
             if (i < nvec) {
-                held[k] = x_row[i];
 #pragma unroll
                 for (int e = 0; e < V::size; ++e) {
                     const A v = to_acc(held[k].v[e]);
@@ -72,6 +92,9 @@ rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__
                 y_row[i] = out;
             }
         }
+        if (kPrefetch)
+#pragma unroll
+            for (int k = 0; k < NV; ++k) held[k] = next[k];
     }
 }
 
@@ -135,7 +158,6 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
                              acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
-    __shared__ A scratch[32];
     const int64_t nvec = hidden / V::size;
     const V *w = reinterpret_cast<const V *>(weight);
     A dweight[NV][V::size];
@@ -144,17 +166,28 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
 #pragma unroll
         for (int e = 0; e < V::size; ++e) dweight[k][e] = 0;
 
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const V *x_row = reinterpret_cast<const V *>(x + row * hidden);
-        const V *dy_row = reinterpret_cast<const V *>(grad_out + row * hidden);
-        V xs[NV], dys[NV];
+    __shared__ Pair2<A> pair_scratch[32];
+    constexpr bool kPrefetch = NV <= 2;  // registers: see rms_norm_vec_kernel
+    int64_t row = blockIdx.x;
+    V xs[NV], dys[NV], next_x[NV], next_dy[NV];
+    if (kPrefetch && row < rows) {
+        load_row(xs, reinterpret_cast<const V *>(x + row * hidden), nvec);
+        load_row(dys, reinterpret_cast<const V *>(grad_out + row * hidden), nvec);
+    }
+    for (; row < rows; row += gridDim.x) {
+        const int64_t next_row = row + gridDim.x;
+        if (!kPrefetch) {
+            load_row(xs, reinterpret_cast<const V *>(x + row * hidden), nvec);
+            load_row(dys, reinterpret_cast<const V *>(grad_out + row * hidden), nvec);
+        } else if (next_row < rows) {  // in flight during this row's reduction
+            load_row(next_x, reinterpret_cast<const V *>(x + next_row * hidden), nvec);
+            load_row(next_dy, reinterpret_cast<const V *>(grad_out + next_row * hidden), nvec);
+        }
         A sum_sq = 0, dot = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
             if (i < nvec) {
-                xs[k] = x_row[i];
-                dys[k] = dy_row[i];
                 const V wv = w[i];
 #pragma unroll
                 for (int e = 0; e < V::size; ++e) {
@@ -164,10 +197,9 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
                 }
             }
         }
-        sum_sq = block_sum(sum_sq, scratch);
-        dot = block_sum(dot, scratch);
-        const A rstd = reciprocal_sqrt(sum_sq / A(hidden) + eps);
-        const A coef = dot * rstd * rstd * rstd / A(hidden);
+        const Pair2<A> sums = block_sum2(sum_sq, dot, pair_scratch);
+        const A rstd = reciprocal_sqrt(sums.a / A(hidden) + eps);
+        const A coef = sums.b * rstd * rstd * rstd / A(hidden);
         V *dx_row = reinterpret_cast<V *>(grad_x + row * hidden);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
@@ -184,6 +216,12 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
                 dx_row[i] = out;
             }
         }
+        if (kPrefetch)
+#pragma unroll
+            for (int k = 0; k < NV; ++k) {
+                xs[k] = next_x[k];
+                dys[k] = next_dy[k];
+            }
     }
     A *my_partial = partial + int64_t(blockIdx.x) * hidden;
 #pragma unroll

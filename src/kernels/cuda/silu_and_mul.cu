@@ -7,7 +7,7 @@
 namespace my_ops {
 namespace {
 
-template <typename A> __device__ __forceinline__ A sigmoid(A g) { return A(1) / (A(1) + exp_acc(-g)); }
+template <typename A> __device__ __forceinline__ A sigmoid(A g) { return reciprocal(A(1) + exp_acc(-g)); }
 
 template <typename T, bool kVec>
 __global__ void silu_and_mul_kernel(const T *__restrict__ x, T *__restrict__ out, int64_t rows,
