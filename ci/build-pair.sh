@@ -6,7 +6,8 @@
 #   ci/build-pair.sh --pair 2.11-cu130 [--out wheelhouse] [--platform-tag TAG|auto]
 #
 # Environment: PYTHON (interpreter for the build venv, default python3);
-# CUDA_HOME / CUDACXX select nvcc. --platform-tag: the tag the wheel must get
+# CUDA_HOME / CUDACXX select nvcc; MY_OPS_LOCAL_LABEL=none builds the
+# label-free PyPI wheel; MY_OPS_NIGHTLY=YYYYMMDD a nightly. --platform-tag: the tag the wheel must get
 # (default: the matrix's manylinux_2_28_x86_64 on Linux, win_amd64 on
 # Windows); "auto" takes the most compatible tag this host allows.
 set -euo pipefail
@@ -57,4 +58,8 @@ else
     mv "$raw"/my_ops-*.whl "$dest/"  # Windows: nothing to repair; torch's DLLs come from torch
 fi
 wheel=$(ls "$dest"/my_ops-*.whl)
-"$vpy" ci/verify-wheel.py "$wheel" --pair "$pair" "${verify_tag[@]}" --report "$dest/verify.json"
+label=()
+if [ "${MY_OPS_LOCAL_LABEL:-}" = none ]; then
+    label=(--no-label)  # the PyPI build of the pair
+fi
+"$vpy" ci/verify-wheel.py "$wheel" --pair "$pair" "${verify_tag[@]}" "${label[@]}" --report "$dest/verify.json"

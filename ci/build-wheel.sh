@@ -24,15 +24,21 @@ if [ -z "${TORCH_CUDA_ARCH_LIST:-}" ]; then
     TORCH_CUDA_ARCH_LIST="$("$python" scripts/matrix.py pair "$pair" --field arch_list)"
 fi
 export TORCH_CUDA_ARCH_LIST
+# Reproducible wheels: file times (and the build info's date) are the commit's.
+if [ -z "${SOURCE_DATE_EPOCH:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; then
+    SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
+    export SOURCE_DATE_EPOCH
+fi
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
 
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "== building pair $pair (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST) with $("$python" -c 'import torch; print("torch", torch.__version__)')"
-# One build folder per pair, so builds of several pairs never share CMake caches.
+# One build folder per pair, so builds of several pairs never share CMake
+# caches (MY_OPS_BUILD_DIR overrides it, e.g. for a clean build).
 "$python" -m pip wheel --no-build-isolation --no-deps --wheel-dir "$tmp" \
-    --config-settings=build-dir="build/$pair" .
+    --config-settings=build-dir="${MY_OPS_BUILD_DIR:-build/$pair}" .
 wheel=$(ls "$tmp"/my_ops-*.whl)
 mv -f "$wheel" "$out/"
 echo "== built $out/$(basename "$wheel")"

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 ci/build.sh
 wheel=$(ci/newest-wheel.sh dist)
 .venv/bin/python -m pip install --quiet --no-deps --force-reinstall "$wheel"
-.venv/bin/python -m pip install --quiet -r ci/requirements-verify.txt
+.venv/bin/python -m pip install --quiet -r ci/requirements-verify.txt -r ci/requirements-browser.txt
+ci/install-browser.sh
 ci/lint.sh
 .venv/bin/python -m pytest tests -q -rs "$@"

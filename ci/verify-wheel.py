@@ -100,7 +100,7 @@ def run_tool(v: Verification, name: str, command: list[str]) -> None:
 
 
 def verify(wheel: Path, pair: matrix.Pair, platform_tag: str | None, skip_tools: bool,
-           size_limit_mb: float, base_version: str) -> Verification:
+           size_limit_mb: float, base_version: str, labelled: bool = True) -> Verification:
     v = Verification()
     size_mb = wheel.stat().st_size / 1e6
     v.report.update(wheel=wheel.name, pair=pair.name, size_mb=round(size_mb, 2))
@@ -109,7 +109,7 @@ def verify(wheel: Path, pair: matrix.Pair, platform_tag: str | None, skip_tools:
     match = WHEEL_NAME.match(wheel.name)
     if not v.check(match is not None, f"name: {wheel.name} is not my_ops-VERSION-cp39-abi3-PLATFORM.whl"):
         return v
-    expected_version = f"{base_version}+{pair.label}"
+    expected_version = f"{base_version}+{pair.label}" if labelled else base_version
     v.check(match["version"] == expected_version, f"name: version {match['version']}, expected {expected_version}")
     v.check(match["python"] == "cp39" and match["abi"] == "abi3",
             f"name: tags {match['python']}-{match['abi']}, expected cp39-abi3 (one wheel for every CPython >= 3.9)")
@@ -180,6 +180,14 @@ def verify(wheel: Path, pair: matrix.Pair, platform_tag: str | None, skip_tools:
     return v
 
 
+def expected_base_version() -> str:
+    """VERSION, or the nightly version when MY_OPS_NIGHTLY is set (as the build computes it)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import metadata_provider
+
+    return metadata_provider.base_version()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("wheel", type=Path)
@@ -187,13 +195,14 @@ def main() -> int:
     parser.add_argument("--platform-tag", help="expected platform tag, e.g. manylinux_2_28_x86_64")
     parser.add_argument("--report", type=Path, help="write the findings as JSON here")
     parser.add_argument("--skip-tools", action="store_true", help="skip abi3audit, check-wheel-contents, twine")
+    parser.add_argument("--no-label", action="store_true", help="the label-free PyPI build of the pair")
     args = parser.parse_args()
 
     data = matrix.load()
     pair = matrix.default_pair(data) if args.pair == "default" else matrix.find_pair(args.pair, data)
-    base_version = (ROOT / "VERSION").read_text().strip()
+    base_version = expected_base_version()
     v = verify(args.wheel, pair, args.platform_tag, args.skip_tools,
-               float(data["defaults"]["wheel_size_limit_mb"]), base_version)
+               float(data["defaults"]["wheel_size_limit_mb"]), base_version, labelled=not args.no_label)
     v.report["ok"] = not v.failures
     v.report["failures"] = v.failures
     if args.report:

@@ -8,8 +8,8 @@
 #
 #   scripts/build_local_pairs.sh [PAIR ...]     default: 2.11-cu130 2.13-cu130 2.15-cu132
 #
-# Output: wheelhouse/<pair>/ (the wheel, verify.json, test.log) and
-# wheelhouse/summary.txt.
+# Output: wheelhouse/<pair>/ (the wheel, verify.json, test.log),
+# wheelhouse/<pair>.build.log and wheelhouse/summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +30,8 @@ for pair in "${pairs[@]}"; do
     fi
     # This host is not a manylinux_2_28 system: take the tag auditwheel allows here.
     CUDA_HOME=$cuda_home CUDACXX=$cuda_home/bin/nvcc \
-        ci/build-pair.sh --pair "$pair" --out wheelhouse --platform-tag auto | tee -a "$summary"
+        ci/build-pair.sh --pair "$pair" --out wheelhouse --platform-tag auto 2>&1 |
+        tee "wheelhouse/$pair.build.log" | tail -n 1 | tee -a "$summary"
     wheel=$(ci/newest-wheel.sh "wheelhouse/$pair")
     ci/test-wheel.sh "$wheel" --pair "$pair" 2>&1 | tee "wheelhouse/$pair/test.log" | tail -n 3
     echo "   $pair CPU tests in a fresh venv: $(tail -n 1 "wheelhouse/$pair/test.log")" >>"$summary"

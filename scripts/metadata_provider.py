@@ -5,8 +5,9 @@ pyproject.toml. It decides, before CMake runs:
 
   version       VERSION + a local label naming the CUDA toolkit of the build:
                 "1.0.0+cu130", or "1.0.0+cpu" without CUDA. No label when
-                MY_OPS_LOCAL_LABEL=none (the PyPI default wheel), or when
-                building from an sdist (pip requires the sdist's version).
+                MY_OPS_LOCAL_LABEL=none (the PyPI default wheel), for the
+                sdist itself (PyPI refuses local labels), and when building
+                from an sdist (pip requires the sdist's version).
                 MY_OPS_NIGHTLY=YYYYMMDD makes a nightly: "1.0.1.devYYYYMMDD".
   dependencies  the torch minor installed in the build environment:
                 "torch>=2.11,<2.12". The extension only works with the torch
@@ -26,6 +27,18 @@ from pathlib import Path
 from typing import Any, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
+_build_state = "wheel"
+
+
+def build_state(state: str) -> None:
+    """Told by the backend what it is building: "sdist", "wheel", "editable", ..."""
+    global _build_state
+    _build_state = state
+
+
+def dynamic_wheel(settings: Mapping[str, Any]) -> dict[str, bool]:
+    """The torch pin is decided again when a wheel is built from the sdist."""
+    return {"dependencies": True}
 
 
 def find_nvcc() -> str | None:
@@ -70,7 +83,7 @@ def local_label() -> str:
     """'cu130', 'cpu', or '' for no label."""
     if os.environ.get("MY_OPS_LOCAL_LABEL", "").strip().lower() == "none":
         return ""
-    if (ROOT / "PKG-INFO").is_file():  # building from an sdist
+    if _build_state == "sdist" or (ROOT / "PKG-INFO").is_file():  # an sdist, or built from one
         return ""
     mode = cuda_mode()
     nvcc = None if mode == "OFF" else find_nvcc()

@@ -1,0 +1,227 @@
+"""Release automation on this host: the per-pair PEP 503 index, the release
+folder, and pip installing through the index from a real HTTP server."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import my_ops
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def _built_wheel() -> Path:
+    info = my_ops.build_info
+    wheels = sorted((ROOT / "dist").glob(f"my_ops-{info.version}-*.whl"), key=lambda p: p.stat().st_mtime)
+    if not wheels or not info.label:
+        pytest.skip("needs the labelled wheel built by ci/build.sh in dist/")
+    return wheels[-1]
+
+
+def _pair_path() -> str:
+    info = my_ops.build_info
+    return f"whl/torch{info.torch_minor}/{info.label}"
+
+
+def _index(site: Path, *inputs: Path, nightly: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([PYTHON, str(ROOT / "scripts/make_index.py"), "--site", str(site),
+                           *(["--nightly"] if nightly else []), *map(str, inputs)],
+                          capture_output=True, text=True)
+
+
+def _pages(site: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def test_index_layout_hashes_and_metadata(tmp_path):
+    wheel = _built_wheel()
+    site = tmp_path / "site"
+    assert _index(site, wheel).returncode == 0
+    project = site / _pair_path() / "my-ops"
+    page = (project / "index.html").read_text()
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert f'href="{wheel.name.replace("+", "%2B")}#sha256={digest}"' in page
+    assert 'data-requires-python="&gt;=3.9"' in page
+    metadata = (project / f"{wheel.name}.metadata").read_bytes()
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        assert metadata == zf.read(name)
+    assert f'data-core-metadata="sha256={hashlib.sha256(metadata).hexdigest()}"' in page
+    assert '<a href="my-ops/">my-ops</a>' in (site / _pair_path() / "index.html").read_text()
+
+
+def test_index_is_idempotent_and_keeps_earlier_releases(tmp_path):
+    wheel = _built_wheel()
+    site = tmp_path / "site"
+    earlier = tmp_path / "earlier" / wheel.name.replace("1.0.0", "0.9.0")
+    earlier.parent.mkdir()
+    shutil.copy(wheel, earlier)  # stands in for an earlier release's wheel of the same pair
+    assert _index(site, earlier).returncode == 0
+    assert _index(site, wheel).returncode == 0
+    first = _pages(site)
+    assert _index(site, wheel).returncode == 0
+    assert _pages(site) == first
+    page = (site / _pair_path() / "my-ops" / "index.html").read_text()
+    assert earlier.name in page and wheel.name in page
+
+
+def test_index_refuses_to_replace_a_released_file(tmp_path):
+    wheel = _built_wheel()
+    site = tmp_path / "site"
+    assert _index(site, wheel).returncode == 0
+    changed = tmp_path / "changed" / wheel.name
+    changed.parent.mkdir()
+    shutil.copy(wheel, changed)
+    with zipfile.ZipFile(changed, "a") as zf:
+        zf.writestr("my_ops/extra.txt", "different bytes")
+    result = _index(site, changed)
+    assert result.returncode == 1
+    assert "released files are immutable" in result.stderr
+
+
+def test_nightly_index_is_separate(tmp_path):
+    site = tmp_path / "site"
+    assert _index(site, _built_wheel(), nightly=True).returncode == 0
+    assert (site / "whl" / "nightly" / _pair_path().removeprefix("whl/") / "my-ops" / "index.html").is_file()
+    assert not (site / _pair_path()).exists()
+
+
+def test_assemble_release_dry_run(tmp_path):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    shutil.copy(_built_wheel(), wheels)
+    out = tmp_path / "release"
+    result = subprocess.run(["bash", str(ROOT / "ci/assemble-release.sh"), "--wheels", str(wheels), "--out",
+                             str(out)], capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHON": PYTHON})
+    assert result.returncode == 0, result.stdout + result.stderr
+    files = sorted(p.name for p in (out / "dist").iterdir())
+    version = my_ops.build_info.version.split("+")[0]
+    assert f"my_ops-{version}.tar.gz" in files and "SHA256SUMS" in files
+    check = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out / "dist", capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.count(": OK") == len(files) - 1
+    # PyPI gets the sdist and label-free wheels only: it refuses local version labels
+    assert sorted(p.name for p in (out / "pypi").iterdir()) == [f"my_ops-{version}.tar.gz"]
+    assert (out / "site" / "index.html").is_file()
+    assert (out / "site" / _pair_path() / "my-ops" / "index.html").is_file()
+
+
+# ------------------------------------------------- pip through a real index
+@pytest.fixture(scope="module")
+def served_index(tmp_path_factory):
+    """The index of the built wheel, served over HTTP on 127.0.0.1."""
+    site = tmp_path_factory.mktemp("site")
+    assert _index(site, _built_wheel()).returncode == 0
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture
+def user_env(tmp_path):
+    """A fresh venv that already has this torch (the user's), without my_ops.
+
+    torch comes from the test environment through a .pth file pointing at a
+    copy-free view of its site-packages minus my_ops, so pip sees torch as
+    installed and must fetch my_ops itself.
+    """
+    import torch
+
+    site_packages = Path(torch.__file__).resolve().parent.parent
+    view = tmp_path / "view"
+    view.mkdir()
+    for entry in site_packages.iterdir():
+        if not entry.name.lower().startswith(("my_ops", "my-ops")):
+            (view / entry.name).symlink_to(entry)
+    venv = tmp_path / "venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    own_site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True).stdout.strip())
+    (own_site / "user_torch.pth").write_text(str(view) + "\n")
+    return python
+
+
+def _pip(python: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", "install", "--no-cache-dir",
+                           *args], capture_output=True, text=True, timeout=600)
+
+
+def _installed_version(python: Path) -> str:
+    result = subprocess.run([str(python), "-c", "import my_ops, torch; print(my_ops.__version__, torch.__version__)"],
+                            capture_output=True, text=True, cwd="/")
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_pip_install_pair_from_index(served_index, user_env):
+    info = my_ops.build_info
+    base = ".".join(info.version.split(".")[:2])
+    result = _pip(user_env, f"my_ops=={base}+{info.label}", "--index-url", f"{served_index}/{_pair_path()}/")
+    assert result.returncode == 0, result.stdout + result.stderr
+    import torch
+
+    assert _installed_version(user_env) == f"{info.version} {torch.__version__}"  # torch kept
+
+
+def test_pip_install_with_require_hashes(served_index, user_env, tmp_path):
+    wheel = _built_wheel()
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(f"my_ops=={my_ops.build_info.version} --hash=sha256:{digest}\n")
+    result = _pip(user_env, "--require-hashes", "-r", str(requirements), "--index-url", f"{served_index}/{_pair_path()}/")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert _installed_version(user_env).startswith(my_ops.build_info.version)
+    # and a wrong hash is refused
+    requirements.write_text(f"my_ops=={my_ops.build_info.version} --hash=sha256:{'0' * 64}\n")
+    bad = _pip(user_env, "--force-reinstall", "--no-deps", "--require-hashes", "-r", str(requirements),
+               "--index-url", f"{served_index}/{_pair_path()}/")
+    assert bad.returncode != 0 and "DO NOT MATCH THE HASHES" in bad.stdout + bad.stderr
+
+
+def _downstream_wheel(folder: Path) -> Path:
+    """A package that depends on my_ops the documented way: my_ops==1.0."""
+    name = "downstream_demo-0.1-py3-none-any.whl"
+    files = {
+        "downstream_demo/__init__.py": b"import my_ops\nNORM = my_ops.rms_norm\n",
+        "downstream_demo-0.1.dist-info/METADATA":
+            b"Metadata-Version: 2.1\nName: downstream_demo\nVersion: 0.1\nRequires-Dist: my_ops==1.0\n",
+        "downstream_demo-0.1.dist-info/WHEEL":
+            b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append("downstream_demo-0.1.dist-info/RECORD,,")
+    files["downstream_demo-0.1.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    target = folder / name
+    with zipfile.ZipFile(target, "w") as zf:
+        for path, data in files.items():
+            zf.writestr(path, data)
+    return target
+
+
+def test_downstream_package_resolves_to_the_pair_variant(served_index, user_env, tmp_path):
+    downstream = _downstream_wheel(tmp_path)
+    result = _pip(user_env, str(downstream), "--index-url", f"{served_index}/{_pair_path()}/")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert _installed_version(user_env).startswith(my_ops.build_info.version)
+    check = subprocess.run([str(user_env), "-c", "import downstream_demo"], capture_output=True, text=True, cwd="/")
+    assert check.returncode == 0, check.stderr
