@@ -31,11 +31,14 @@ if verify_wheel.find_cuobjdump() is None:
 
 
 def _built_wheel() -> Path:
+    """dist/'s CUDA wheel of the installed build (same version and torch), else skip."""
     info = my_ops.build_info
-    wheels = sorted((ROOT / "dist").glob(f"my_ops-{info.version}-*.whl"), key=lambda p: p.stat().st_mtime)
-    if not wheels or not info.has_cuda:
-        pytest.skip("needs the CUDA wheel built by ci/build.sh in dist/")
-    return wheels[-1]
+    for wheel in sorted((ROOT / "dist").glob(f"my_ops-{info.version}-*.whl"), key=lambda p: -p.stat().st_mtime):
+        with zipfile.ZipFile(wheel) as zf:
+            built = json.loads(zf.read("my_ops/_build_info.json"))
+        if info.has_cuda and built["torch_version"] == info.torch_version:
+            return wheel
+    pytest.skip("needs the CUDA wheel of the installed build in dist/ (ci/build.sh)")
 
 
 def _pair_of(wheel: Path) -> str:
