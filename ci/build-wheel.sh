@@ -25,7 +25,7 @@ if [ -z "${TORCH_CUDA_ARCH_LIST:-}" ]; then
 fi
 export TORCH_CUDA_ARCH_LIST
 # Reproducible wheels: file times (and the build info's date) are the commit's.
-if [ -z "${SOURCE_DATE_EPOCH:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; then
+if [ -z "${SOURCE_DATE_EPOCH:-}" ] && git rev-parse --verify --quiet HEAD >/dev/null 2>&1; then
     SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
     export SOURCE_DATE_EPOCH
 fi

@@ -17,14 +17,17 @@ function(my_ops_write_build_info)
   set(commit_time "")
   find_package(Git QUIET)
   if(GIT_FOUND AND EXISTS "${PROJECT_SOURCE_DIR}/.git")
-    if(NOT commit)
-      execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse HEAD
-        WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_VARIABLE commit
+    execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --verify --quiet HEAD
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_VARIABLE head RESULT_VARIABLE no_head
+      OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(no_head EQUAL 0)  # a checkout with at least one commit
+      if(NOT commit)
+        set(commit "${head}")
+      endif()
+      execute_process(COMMAND "${GIT_EXECUTABLE}" log -1 --format=%ct
+        WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_VARIABLE commit_time
         OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     endif()
-    execute_process(COMMAND "${GIT_EXECUTABLE}" log -1 --format=%ct
-      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_VARIABLE commit_time
-      OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   endif()
   if(NOT commit)
     set(commit "unknown")
