@@ -26,7 +26,8 @@ for i in range(torch.cuda.device_count()):
     print("GPU", i, torch.cuda.get_device_name(i), torch.cuda.get_device_capability(i))
 PY
 (cd /tmp && "$python" -m my_ops)
-MY_OPS_REQUIRE_CUDA=1 "$python" -m pytest tests -q -rs -p no:cacheprovider "$@"
+# no path given: pyproject.toml's testpaths (tests/)
+MY_OPS_REQUIRE_CUDA=1 "$python" -m pytest -q -rs -p no:cacheprovider "$@"
 if [ "${MY_OPS_SANITIZE:-0}" = "1" ]; then
     compute-sanitizer --tool memcheck --error-exitcode 1 --target-processes all \
         "$python" -m pytest tests/test_rms_norm.py tests/test_silu_and_mul.py -q -x \
