@@ -87,5 +87,24 @@ def assert_matches(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype, sca
                                atol=atol * scale, equal_nan=False)
 
 
+def built_wheel(require_label: bool = True):
+    """dist/'s wheel of the installed build (same version and torch), or skip the test.
+
+    The packaging tests work on the wheel that `ci/build.sh` put in dist/.
+    """
+    import json
+    import zipfile
+    from pathlib import Path
+
+    info = my_ops.build_info
+    dist = Path(__file__).resolve().parent.parent / "dist"
+    for wheel in sorted(dist.glob(f"my_ops-{info.version}-*.whl"), key=lambda p: -p.stat().st_mtime):
+        with zipfile.ZipFile(wheel) as zf:
+            built = json.loads(zf.read("my_ops/_build_info.json"))
+        if built["torch_version"] == info.torch_version and (info.label or not require_label):
+            return wheel
+    pytest.skip("needs the labelled wheel of the installed build in dist/ (ci/build.sh)")
+
+
 def requires_cuda(reason="needs a CUDA device"):
     return pytest.mark.skipif(not torch.cuda.is_available(), reason=reason)

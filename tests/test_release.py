@@ -7,7 +7,6 @@ import base64
 import functools
 import hashlib
 import http.server
-import json
 import os
 import shutil
 import subprocess
@@ -19,20 +18,14 @@ from pathlib import Path
 import pytest
 
 import my_ops
+from conftest import built_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 
 
 def _built_wheel() -> Path:
-    """dist/'s wheel of the installed build (same version and torch), else skip."""
-    info = my_ops.build_info
-    for wheel in sorted((ROOT / "dist").glob(f"my_ops-{info.version}-*.whl"), key=lambda p: -p.stat().st_mtime):
-        with zipfile.ZipFile(wheel) as zf:
-            built = json.loads(zf.read("my_ops/_build_info.json"))
-        if info.label and built["torch_version"] == info.torch_version:
-            return wheel
-    pytest.skip("needs the labelled wheel of the installed build in dist/ (ci/build.sh)")
+    return built_wheel()
 
 
 def _pair_path() -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import my_ops
+from conftest import built_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -31,14 +32,9 @@ if verify_wheel.find_cuobjdump() is None:
 
 
 def _built_wheel() -> Path:
-    """dist/'s CUDA wheel of the installed build (same version and torch), else skip."""
-    info = my_ops.build_info
-    for wheel in sorted((ROOT / "dist").glob(f"my_ops-{info.version}-*.whl"), key=lambda p: -p.stat().st_mtime):
-        with zipfile.ZipFile(wheel) as zf:
-            built = json.loads(zf.read("my_ops/_build_info.json"))
-        if info.has_cuda and built["torch_version"] == info.torch_version:
-            return wheel
-    pytest.skip("needs the CUDA wheel of the installed build in dist/ (ci/build.sh)")
+    if not my_ops.build_info.has_cuda:
+        pytest.skip("needs a CUDA build of my_ops")
+    return built_wheel()
 
 
 def _pair_of(wheel: Path) -> str:

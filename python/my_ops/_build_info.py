@@ -99,7 +99,7 @@ def torch_mismatch(info: BuildInfo, torch_version: str, torch_cuda: str | None) 
     problems = []
     if minor_of(torch_version) != info.torch_minor:
         problems.append(f"it was compiled against torch {info.torch_version}, and the C++ ABI of "
-                        f"torch changes between minor versions")
+                        "torch changes between minor versions")
     if info.has_cuda:
         if not torch_cuda:
             problems.append(f"it has CUDA {info.cuda_version} kernels, but this torch is a "
