@@ -112,7 +112,7 @@ def torch_mismatch(info: BuildInfo, torch_version: str, torch_cuda: str | None) 
     return (
         f"my_ops {info.version} does not fit torch {torch_version} "
         f"(CUDA {torch_cuda or 'none'}): " + "; ".join(problems) + ".\n"
-        f"Install the my_ops wheel for this torch:\n  "
+        "Install the my_ops wheel for this torch:\n  "
         + install_command(info, torch_version, torch_cuda)
         + "\n(`python -m my_ops` shows the details.)"
     )
