@@ -6,7 +6,7 @@
 # while: each pair installs its torch twice (build environment, fresh test
 # environment).
 #
-#   scripts/build_local_pairs.sh [PAIR ...]     default: 2.11-cu130 2.13-cu130 2.15-cu132
+#   scripts/build_local_pairs.sh [PAIR ...]     default: 2.11-cu130 2.13-cu130 2.15-cu132 2.6-cu124
 #
 # Output: wheelhouse/<pair>/ (the wheel, verify.json, test.log),
 # wheelhouse/<pair>.build.log and wheelhouse/summary.txt.
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pairs=("$@")
-[ ${#pairs[@]} -gt 0 ] || pairs=(2.11-cu130 2.13-cu130 2.15-cu132)
+[ ${#pairs[@]} -gt 0 ] || pairs=(2.11-cu130 2.13-cu130 2.15-cu132 2.6-cu124)
 system_cuda=$(/usr/local/cuda/bin/nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p' || true)
 mkdir -p wheelhouse
 summary=wheelhouse/summary.txt
