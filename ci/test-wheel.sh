@@ -41,4 +41,5 @@ if [ "$torch_before" != "$torch_after" ]; then
     exit 1
 fi
 (cd "$(dirname "$venv")" && "$vpy" -m my_ops)
-"$vpy" -m pytest tests -q -rs -p no:cacheprovider "$@"
+# no path given: pyproject.toml's testpaths (tests/)
+"$vpy" -m pytest -q -rs -p no:cacheprovider "$@"

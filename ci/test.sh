@@ -11,4 +11,5 @@ wheel=$(ci/newest-wheel.sh dist)
 .venv/bin/python -m pip install --quiet -r ci/requirements-verify.txt -r ci/requirements-browser.txt
 ci/install-browser.sh
 ci/lint.sh
-.venv/bin/python -m pytest tests -q -rs "$@"
+# no path given: pyproject.toml's testpaths (tests/)
+.venv/bin/python -m pytest -q -rs "$@"

@@ -88,22 +88,25 @@ def assert_matches(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype, sca
 
 
 def built_wheel(require_label: bool = True):
-    """dist/'s wheel of the installed build (same version and torch), or skip the test.
+    """The built wheel of the installed build (same version and torch), or skip the test.
 
-    The packaging tests work on the wheel that `ci/build.sh` put in dist/.
+    The packaging tests work on the wheel that `ci/build.sh` put in dist/, or
+    that scripts/build_local_pairs.sh put in wheelhouse/<pair>/.
     """
     import json
     import zipfile
     from pathlib import Path
 
     info = my_ops.build_info
-    dist = Path(__file__).resolve().parent.parent / "dist"
-    for wheel in sorted(dist.glob(f"my_ops-{info.version}-*.whl"), key=lambda p: -p.stat().st_mtime):
+    root = Path(__file__).resolve().parent.parent
+    candidates = [*root.glob(f"dist/my_ops-{info.version}-*.whl"),
+                  *root.glob(f"wheelhouse/*/my_ops-{info.version}-*.whl")]
+    for wheel in sorted(candidates, key=lambda p: -p.stat().st_mtime):
         with zipfile.ZipFile(wheel) as zf:
             built = json.loads(zf.read("my_ops/_build_info.json"))
         if built["torch_version"] == info.torch_version and (info.label or not require_label):
             return wheel
-    pytest.skip("needs the labelled wheel of the installed build in dist/ (ci/build.sh)")
+    pytest.skip("needs the labelled wheel of the installed build in dist/ or wheelhouse/")
 
 
 def requires_cuda(reason="needs a CUDA device"):
