@@ -30,7 +30,7 @@ case "$(uname -s)" in
     *) echo "$0: unsupported build platform $(uname -s)" >&2; exit 2 ;;
 esac
 if [ -z "$platform_tag" ]; then
-    platform_tag=$("$python" -c "import sys; sys.path.insert(0, 'scripts'); import matrix; print(matrix.load()['defaults']['${platform}_platform'])")
+    platform_tag=$("$python" scripts/matrix.py default "${platform}_platform")
 fi
 
 venv=.venv-$pair

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 event=${EVENT:?} ref=${REF:-} repository=${REPOSITORY:-}
-canonical=$(python3 -c "import sys; sys.path.insert(0, 'scripts'); import matrix; print(matrix.load()['defaults']['repository'])")
+canonical=$(python3 scripts/matrix.py default repository)
 version=$(cat VERSION)
 case "$ref" in
     refs/tags/v*)

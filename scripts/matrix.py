@@ -10,6 +10,7 @@ Every stage asks this script instead of repeating the data:
   matrix.py gha --event push --job test-cpu the GitHub Actions matrix of one job, as JSON
   matrix.py readme-table                   the README's supported-pairs table
   matrix.py build-info                     index URL and pairs, for the wheel's build info
+  matrix.py default linux_platform         one value of [defaults]
 """
 
 from __future__ import annotations
@@ -231,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--update", type=Path, metavar="README",
                    help="replace the <!-- pairs:begin --> ... <!-- pairs:end --> block of this file")
     sub.add_parser("build-info", help="what a wheel records of the matrix, as JSON")
+    p = sub.add_parser("default", help="one value of [defaults], e.g. linux_platform")
+    p.add_argument("key")
     args = parser.parse_args(argv)
 
     if args.command == "arch-list":
@@ -265,6 +268,11 @@ def main(argv: list[str] | None = None) -> int:
             args.update.write_text(f"{head}{begin}\n{readme_table()}\n{end}{tail}")
         else:
             print(readme_table())
+    elif args.command == "default":
+        defaults = load()["defaults"]
+        if args.key not in defaults:
+            raise SystemExit(f"[defaults] has no {args.key!r}; keys: {', '.join(defaults)}")
+        print(defaults[args.key])
     elif args.command == "build-info":
         data = load()
         print(json.dumps({"index_url": data["defaults"]["index_url"],

@@ -24,10 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 
 
-def _built_wheel() -> Path:
-    return built_wheel()
-
-
 def _pair_path() -> str:
     info = my_ops.build_info
     return f"whl/torch{info.torch_minor}/{info.label}"
@@ -44,7 +40,7 @@ def _pages(site: Path) -> dict[str, bytes]:
 
 
 def test_index_layout_hashes_and_metadata(tmp_path):
-    wheel = _built_wheel()
+    wheel = built_wheel()
     site = tmp_path / "site"
     assert _index(site, wheel).returncode == 0
     project = site / _pair_path() / "my-ops"
@@ -61,7 +57,7 @@ def test_index_layout_hashes_and_metadata(tmp_path):
 
 
 def test_index_is_idempotent_and_keeps_earlier_releases(tmp_path):
-    wheel = _built_wheel()
+    wheel = built_wheel()
     site = tmp_path / "site"
     earlier = tmp_path / "earlier" / wheel.name.replace("1.0.0", "0.9.0")
     earlier.parent.mkdir()
@@ -76,7 +72,7 @@ def test_index_is_idempotent_and_keeps_earlier_releases(tmp_path):
 
 
 def test_index_refuses_to_replace_a_released_file(tmp_path):
-    wheel = _built_wheel()
+    wheel = built_wheel()
     site = tmp_path / "site"
     assert _index(site, wheel).returncode == 0
     changed = tmp_path / "changed" / wheel.name
@@ -91,7 +87,7 @@ def test_index_refuses_to_replace_a_released_file(tmp_path):
 
 def test_nightly_index_is_separate(tmp_path):
     site = tmp_path / "site"
-    assert _index(site, _built_wheel(), nightly=True).returncode == 0
+    assert _index(site, built_wheel(), nightly=True).returncode == 0
     assert (site / "whl" / "nightly" / _pair_path().removeprefix("whl/") / "my-ops" / "index.html").is_file()
     assert not (site / _pair_path()).exists()
 
@@ -100,7 +96,7 @@ def test_assemble_release_dry_run(tmp_path):
     pytest.importorskip("build.env", reason="needs the sdist builder of ci/requirements.txt")
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    shutil.copy(_built_wheel(), wheels)
+    shutil.copy(built_wheel(), wheels)
     out = tmp_path / "release"
     result = subprocess.run(["bash", str(ROOT / "ci/assemble-release.sh"), "--wheels", str(wheels), "--out",
                              str(out)], capture_output=True, text=True, cwd=ROOT,
@@ -122,7 +118,7 @@ def test_assemble_release_dry_run(tmp_path):
 def served_index(tmp_path_factory):
     """The index of the built wheel, served over HTTP on 127.0.0.1."""
     site = tmp_path_factory.mktemp("site")
-    assert _index(site, _built_wheel()).returncode == 0
+    assert _index(site, built_wheel()).returncode == 0
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -179,7 +175,7 @@ def test_pip_install_pair_from_index(served_index, user_env):
 
 
 def test_pip_install_with_require_hashes(served_index, user_env, tmp_path):
-    wheel = _built_wheel()
+    wheel = built_wheel()
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     requirements = tmp_path / "requirements.txt"
     requirements.write_text(f"my_ops=={my_ops.build_info.version} --hash=sha256:{digest}\n")

@@ -117,10 +117,6 @@ def _(a: Tensor, b: Tensor) -> Tensor:
     return a.new_empty((a.shape[0], b.shape[1]))
 
 
-def _matmul_setup(ctx, inputs, output) -> None:
-    _save_a_b(ctx, inputs, output)
-
-
 def _matmul_backward(ctx, grad: Tensor):
     a, b = ctx.saved_tensors
     grad_a = _ops.matmul.default(grad, b.mT) if ctx.needs_input_grad[0] else None
@@ -128,7 +124,7 @@ def _matmul_backward(ctx, grad: Tensor):
     return grad_a, grad_b
 
 
-torch.library.register_autograd("my_ops::matmul", _matmul_backward, setup_context=_matmul_setup)
+torch.library.register_autograd("my_ops::matmul", _matmul_backward, setup_context=_save_a_b)
 
 
 # ------------------------------------------------------------------- rms_norm
