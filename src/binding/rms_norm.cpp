@@ -59,7 +59,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor &grad_out,
     if (x.is_cuda()) {
         auto grad_weight = at::empty({hidden}, weight.options());
         cuda_launch("rms_norm_backward", x.device(), [&](void *stream) {
-            const int64_t partials = my_ops_rms_norm_backward_cuda_partials(rows);
+            const int64_t partials = my_ops_rms_norm_backward_cuda_partials(dt, rows, hidden);
             auto workspace = at::empty({partials, hidden}, x.options().dtype(acc_type));
             return my_ops_rms_norm_backward_cuda(dt, gc.const_data_ptr(), xc.const_data_ptr(),
                                                  wc.const_data_ptr(), grad_x.data_ptr(),

@@ -43,8 +43,8 @@ int my_ops_rms_norm_cuda(my_ops_dtype d, const void *x, const void *w, void *y, 
     (void)d, (void)x, (void)w, (void)y, (void)r, (void)h, (void)e, (void)s;
     return NO_CUDA;
 }
-int64_t my_ops_rms_norm_backward_cuda_partials(int64_t rows) {
-    (void)rows;
+int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype d, int64_t rows, int64_t hidden) {
+    (void)d, (void)rows, (void)hidden;
     return 1;
 }
 int my_ops_rms_norm_backward_cuda(my_ops_dtype d, const void *g, const void *x, const void *w,

@@ -118,10 +118,10 @@ int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, const void *weight, 
 /*
  * rms_norm backward on CUDA needs a workspace of `partials` x hidden elements
  * (float64 for float64, float32 otherwise) for per-block sums of grad_weight,
- * with partials = my_ops_rms_norm_backward_cuda_partials(rows) on the current
+ * with partials = my_ops_rms_norm_backward_cuda_partials(dtype, rows, hidden) on the current
  * device.
  */
-int64_t my_ops_rms_norm_backward_cuda_partials(int64_t rows);
+int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, int64_t rows, int64_t hidden);
 int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, const void *grad_out, const void *x,
                                   const void *weight, void *grad_x, void *grad_weight,
                                   void *workspace, int64_t partials, int64_t rows,

@@ -1,33 +1,82 @@
 // RMSNorm on CUDA: forward, backward (dx and dweight), fused residual add.
 //
-// Fast path: one block per row (grid-stride over rows), the row held in
-// registers as 16-byte vectors (NV vectors per thread), so each input byte is
-// read from device memory once. Used when the row is a whole number of
-// vectors and every pointer is 16-byte aligned. Otherwise a generic kernel
-// reads the row twice with scalar loads (the second read mostly hits L1/L2).
+// Fast path: the row held in registers as 16-byte vectors, so each input
+// byte is read from device memory once. A row of nvec vectors is spread over
+// at most 256 threads holding NV vectors each (more vectors per thread before
+// more threads: fewer warps in each block reduction); rows too long for that
+// use up to 1024 threads (forward) or 512 (backward), and so do forward calls
+// with too few rows to fill the device. Used when the row is a
+// whole number of vectors and every pointer is 16-byte aligned; otherwise a
+// generic kernel reads the row twice with scalar loads (the second read
+// mostly hits L1/L2). Measurements behind each choice: benchmarks/NOTES.md.
+#include <type_traits>
+
 #include "common.cuh"
 
 namespace my_ops {
 namespace {
 
 constexpr int kGenericThreads = 256;
-
-// Smallest NV in {1, 2, 4, 8} with nvec <= NV * max_threads; 0 when none fits.
-inline int vectors_per_thread(int64_t nvec, int max_threads) {
-    for (int nv = 1; nv <= 8; nv *= 2)
-        if (nvec <= int64_t(nv) * max_threads) return nv;
-    return 0;
-}
-
-// One block per row, as far as the grid allows (the kernels loop past it):
-// blocks that each do one row leave no uneven last wave behind. Used by the
-// fused residual add (measured: 374 -> 360 us, NOTES.md v3).
-inline unsigned rows_grid(int64_t rows) { return unsigned(rows < 0x7fffffff ? rows : 0x7fffffff); }
+constexpr int kRowThreads = 256;
 
 inline int threads_for(int64_t nvec, int nv) {
     const int64_t threads = ceil_div(ceil_div(nvec, nv), 32) * 32;
     return int(threads < 32 ? 32 : threads);
 }
+
+// How a row of nvec vectors is spread over a block: nv vectors per thread;
+// `wide` when it takes more than kRowThreads threads. nv == 0: no layout.
+struct RowLayout {
+    int nv, threads;
+    bool wide;
+};
+
+// Up to kRowThreads threads with nv in {1, .., kSmallMaxNV}; else up to
+// kWideThreads with nv in {kWideMinNV, .., 8}.
+template <int kSmallMaxNV, int kWideThreads, int kWideMinNV> RowLayout row_layout(int64_t nvec) {
+    for (int nv = 1; nv <= kSmallMaxNV; nv *= 2)
+        if (nvec <= int64_t(nv) * kRowThreads) return {nv, threads_for(nvec, nv), false};
+    for (int nv = kWideMinNV; nv <= 8; nv *= 2)
+        if (nvec <= int64_t(nv) * kWideThreads) return {nv, threads_for(nvec, nv), true};
+    return {0, 0, false};
+}
+
+// Forward kernels (rms_norm, fused add): with fewer rows than two per
+// multiprocessor the time is load latency, and more threads per row (fewer
+// vectors each) finish sooner; otherwise the 256-thread layout.
+inline RowLayout forward_layout(int64_t rows, int64_t nvec) {
+    if (rows < 2 * int64_t(sm_count())) return row_layout<0, 1024, 1>(nvec);
+    return row_layout<8, 1024, 1>(nvec);
+}
+
+template <int N> using Int = std::integral_constant<int, N>;
+
+// Calls launch(Int<NV>, Int<max threads>) for the layout: one kernel
+// instantiation per layout that row_layout<kSmallMaxNV, kWideThreads, kWideMinNV> returns.
+template <int kSmallMaxNV, int kWideThreads, int kWideMinNV, typename Launch>
+void with_layout(const RowLayout &layout, Launch &&launch) {
+    if (layout.wide) {
+        if constexpr (kWideMinNV <= 1)
+            if (layout.nv == 1) return launch(Int<1>{}, Int<kWideThreads>{});
+        if constexpr (kWideMinNV <= 2)
+            if (layout.nv == 2) return launch(Int<2>{}, Int<kWideThreads>{});
+        if (layout.nv == 4) return launch(Int<4>{}, Int<kWideThreads>{});
+        return launch(Int<8>{}, Int<kWideThreads>{});
+    }
+    if (layout.nv == 1) return launch(Int<1>{}, Int<kRowThreads>{});
+    if (layout.nv == 2) return launch(Int<2>{}, Int<kRowThreads>{});
+    if constexpr (kSmallMaxNV == 4) {
+        return launch(Int<4>{}, Int<kRowThreads>{});
+    } else {
+        if (layout.nv == 4) return launch(Int<4>{}, Int<kRowThreads>{});
+        return launch(Int<8>{}, Int<kRowThreads>{});
+    }
+}
+
+// One block per row, as far as the grid allows (the kernels loop past it):
+// measured faster than a grid-stride loop for the forward kernels, which keep
+// nothing across rows.
+inline unsigned rows_grid(int64_t rows) { return unsigned(rows < 0x7fffffff ? rows : 0x7fffffff); }
 
 template <typename T> bool vectorizable(int64_t hidden, std::initializer_list<const void *> ptrs) {
     if (hidden % Vec<T>::size != 0) return false;
@@ -40,41 +89,30 @@ template <typename T> bool vectorizable(int64_t hidden, std::initializer_list<co
 
 // Loads this thread's vectors of one row (those with index < nvec).
 template <typename V, int NV>
-__device__ __forceinline__ void load_row(V (&held)[NV], const V *row, int64_t nvec) {
+__device__ __forceinline__ void load_row(V (&held)[NV], const V *row, int nvec) {
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
-        const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+        const int i = threadIdx.x + k * blockDim.x;
         if (i < nvec) held[k] = row[i];
     }
 }
 
-// The next row's loads are issued before this row's reduction, so they are
-// in flight while the block waits at its barriers.
-template <typename T, int NV>
-__global__ void __launch_bounds__(1024)
+template <typename T, int NV, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads)
 rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__restrict__ y,
                     int64_t rows, int64_t hidden, acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
     __shared__ A scratch[32];
-    const int64_t nvec = hidden / V::size;
+    const int nvec = int(hidden / V::size);
     const V *w = reinterpret_cast<const V *>(weight);
-    // Prefetching doubles the registers that hold the row: only for short rows.
-    constexpr bool kPrefetch = NV <= 2;
-    int64_t row = blockIdx.x;
-    V held[NV], next[NV];
-    if (kPrefetch && row < rows) load_row(held, reinterpret_cast<const V *>(x + row * hidden), nvec);
-    for (; row < rows; row += gridDim.x) {
-        const int64_t next_row = row + gridDim.x;
-        if (!kPrefetch) {
-            load_row(held, reinterpret_cast<const V *>(x + row * hidden), nvec);
-        } else if (next_row < rows) {
-            load_row(next, reinterpret_cast<const V *>(x + next_row * hidden), nvec);
-        }
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        V held[NV];
+        load_row(held, reinterpret_cast<const V *>(x + row * hidden), nvec);
         A sum_sq = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+            const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
 #pragma unroll
                 for (int e = 0; e < V::size; ++e) {
@@ -87,7 +125,7 @@ rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__
         V *y_row = reinterpret_cast<V *>(y + row * hidden);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+            const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
                 const V wv = w[i];
                 V out;
@@ -97,9 +135,6 @@ rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__
                 y_row[i] = out;
             }
         }
-        if (kPrefetch)
-#pragma unroll
-            for (int k = 0; k < NV; ++k) held[k] = next[k];
     }
 }
 
@@ -131,18 +166,12 @@ int rms_norm(const void *x, const void *weight, void *y, int64_t rows, int64_t h
     const auto *wt = static_cast<const T *>(weight);
     auto *yt = static_cast<T *>(y);
     const acc_t<T> e = acc_t<T>(eps);
-    const int64_t nvec = hidden / Vec<T>::size;
-    const int nv = vectors_per_thread(nvec, 1024);
-    if (nv > 0 && vectorizable<T>(hidden, {x, weight, y})) {
-        const int threads = threads_for(nvec, nv);
-        // a persistent-style grid: measured faster than one block per row here (NOTES.md, v3)
-        const unsigned grid = grid_for(rows * threads, threads);
-        switch (nv) {
-        case 1: rms_norm_vec_kernel<T, 1><<<grid, threads, 0, s>>>(xt, wt, yt, rows, hidden, e); break;
-        case 2: rms_norm_vec_kernel<T, 2><<<grid, threads, 0, s>>>(xt, wt, yt, rows, hidden, e); break;
-        case 4: rms_norm_vec_kernel<T, 4><<<grid, threads, 0, s>>>(xt, wt, yt, rows, hidden, e); break;
-        default: rms_norm_vec_kernel<T, 8><<<grid, threads, 0, s>>>(xt, wt, yt, rows, hidden, e); break;
-        }
+    const RowLayout layout = forward_layout(rows, hidden / Vec<T>::size);
+    if (layout.nv > 0 && vectorizable<T>(hidden, {x, weight, y})) {
+        with_layout<8, 1024, 1>(layout, [&](auto nv, auto max_threads) {
+            rms_norm_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<rows_grid(rows), layout.threads, 0, s>>>(
+                xt, wt, yt, rows, hidden, e);
+        });
     } else {
         const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
         rms_norm_generic_kernel<T><<<grid_for(rows * threads, threads), threads, 0, s>>>(
@@ -156,45 +185,59 @@ int rms_norm(const void *x, const void *weight, void *y, int64_t rows, int64_t h
 // dweight = sum over rows of dy * x * rstd: each block accumulates its rows
 // into one row of `partial`, then sum_partials_kernel adds the rows up.
 
-template <typename T, int NV>
-__global__ void __launch_bounds__(512)
+// A persistent grid (as many blocks as fit on the device at once) walks the
+// rows, so each block's dweight sums stay in registers until the end. With at
+// most 256 threads the next row's loads are issued before this row's
+// reduction, so they are in flight while the block waits at its barriers.
+template <typename T, int NV, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads)
 rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict__ x,
                              const T *__restrict__ weight, T *__restrict__ grad_x,
                              acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
                              acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
-    const int64_t nvec = hidden / V::size;
-    const V *w = reinterpret_cast<const V *>(weight);
+    // The wide layout has no registers to spare for the next row or for
+    // holding the weight (measured: spills cost more than the reloads).
+    constexpr bool kPrefetch = kMaxThreads <= kRowThreads, kHoldWeight = kPrefetch;
+    const int nvec = int(hidden / V::size);
+    const V *w_row = reinterpret_cast<const V *>(weight);
+    V w_held[kHoldWeight ? NV : 1];  // this thread's weight vectors, the same for every row
     A dweight[NV][V::size];
 #pragma unroll
-    for (int k = 0; k < NV; ++k)
+    for (int k = 0; k < NV; ++k) {
+        const int i = threadIdx.x + k * blockDim.x;
+        if constexpr (kHoldWeight)
+            if (i < nvec) w_held[k] = w_row[i];
 #pragma unroll
         for (int e = 0; e < V::size; ++e) dweight[k][e] = 0;
+    }
+    auto weight_vec = [&](int k, int i) -> V {
+        if constexpr (kHoldWeight) return w_held[k];
+        else return w_row[i];
+    };
 
     __shared__ Pair2<A> pair_scratch[32];
-    constexpr bool kPrefetch = NV <= 2;  // registers: see rms_norm_vec_kernel
     int64_t row = blockIdx.x;
-    V xs[NV], dys[NV], next_x[NV], next_dy[NV];
-    if (kPrefetch && row < rows) {
-        load_row(xs, reinterpret_cast<const V *>(x + row * hidden), nvec);
-        load_row(dys, reinterpret_cast<const V *>(grad_out + row * hidden), nvec);
-    }
+    V xs[NV], dys[NV], next_x[kPrefetch ? NV : 1], next_dy[kPrefetch ? NV : 1];
+    auto load = [&](V(&x_held)[NV], V(&dy_held)[NV], int64_t r) {
+        load_row(x_held, reinterpret_cast<const V *>(x + r * hidden), nvec);
+        load_row(dy_held, reinterpret_cast<const V *>(grad_out + r * hidden), nvec);
+    };
+    if constexpr (kPrefetch)
+        if (row < rows) load(xs, dys, row);
     for (; row < rows; row += gridDim.x) {
-        const int64_t next_row = row + gridDim.x;
-        if (!kPrefetch) {
-            load_row(xs, reinterpret_cast<const V *>(x + row * hidden), nvec);
-            load_row(dys, reinterpret_cast<const V *>(grad_out + row * hidden), nvec);
-        } else if (next_row < rows) {  // in flight during this row's reduction
-            load_row(next_x, reinterpret_cast<const V *>(x + next_row * hidden), nvec);
-            load_row(next_dy, reinterpret_cast<const V *>(grad_out + next_row * hidden), nvec);
+        if constexpr (kPrefetch) {
+            if (row + gridDim.x < rows) load(next_x, next_dy, row + gridDim.x);
+        } else {
+            load(xs, dys, row);
         }
         A sum_sq = 0, dot = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+            const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-                const V wv = w[i];
+                const V wv = weight_vec(k, i);
 #pragma unroll
                 for (int e = 0; e < V::size; ++e) {
                     const A xv = to_acc(xs[k].v[e]);
@@ -209,9 +252,9 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
         V *dx_row = reinterpret_cast<V *>(grad_x + row * hidden);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+            const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-                const V wv = w[i];
+                const V wv = weight_vec(k, i);
                 V out;
 #pragma unroll
                 for (int e = 0; e < V::size; ++e) {
@@ -222,7 +265,7 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
                 dx_row[i] = out;
             }
         }
-        if (kPrefetch)
+        if constexpr (kPrefetch)
 #pragma unroll
             for (int k = 0; k < NV; ++k) {
                 xs[k] = next_x[k];
@@ -232,10 +275,10 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
     A *my_partial = partial + int64_t(blockIdx.x) * hidden;
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
-        const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+        const int i = threadIdx.x + k * blockDim.x;
         if (i < nvec)
 #pragma unroll
-            for (int e = 0; e < V::size; ++e) my_partial[i * V::size + e] = dweight[k][e];
+            for (int e = 0; e < V::size; ++e) my_partial[int64_t(i) * V::size + e] = dweight[k][e];
     }
 }
 
@@ -292,6 +335,27 @@ __global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, T *__r
     }
 }
 
+template <typename T> RowLayout backward_layout(int64_t hidden) {
+    return row_layout<4, 512, 4>(hidden / Vec<T>::size);
+}
+
+// Blocks of the backward kernel that fit on the device at once (at least one
+// per multiprocessor), no more than there are rows: each block adds one row
+// of partial dweight sums, so a grid that runs in one wave keeps that small.
+template <typename T> int64_t rms_norm_backward_partials(int64_t rows, int64_t hidden) {
+    const RowLayout layout = backward_layout<T>(hidden);
+    int per_sm = 0;
+    if (layout.nv > 0)
+        with_layout<4, 512, 4>(layout, [&](auto nv, auto max_threads) {
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &per_sm, rms_norm_backward_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value>, layout.threads, 0) !=
+                cudaSuccess)
+                per_sm = 0;
+        });
+    const int64_t blocks = int64_t(sm_count()) * (per_sm > 0 ? per_sm : 2048 / kGenericThreads);
+    return rows < blocks ? (rows > 0 ? rows : 1) : blocks;
+}
+
 template <typename T>
 int rms_norm_backward(const void *grad_out, const void *x, const void *weight, void *grad_x,
                       void *grad_weight, void *workspace, int64_t partials, int64_t rows,
@@ -312,16 +376,12 @@ int rms_norm_backward(const void *grad_out, const void *x, const void *weight, v
     auto *dx = static_cast<T *>(grad_x);
     const A e = A(eps);
     const unsigned grid = unsigned(partials);
-    const int64_t nvec = hidden / Vec<T>::size;
-    const int nv = vectors_per_thread(nvec, 512);
-    if (nv > 0 && vectorizable<T>(hidden, {grad_out, x, weight, grad_x})) {
-        const int threads = threads_for(nvec, nv);
-        switch (nv) {
-        case 1: rms_norm_backward_vec_kernel<T, 1><<<grid, threads, 0, s>>>(dy, xt, wt, dx, partial, rows, hidden, e); break;
-        case 2: rms_norm_backward_vec_kernel<T, 2><<<grid, threads, 0, s>>>(dy, xt, wt, dx, partial, rows, hidden, e); break;
-        case 4: rms_norm_backward_vec_kernel<T, 4><<<grid, threads, 0, s>>>(dy, xt, wt, dx, partial, rows, hidden, e); break;
-        default: rms_norm_backward_vec_kernel<T, 8><<<grid, threads, 0, s>>>(dy, xt, wt, dx, partial, rows, hidden, e); break;
-        }
+    const RowLayout layout = backward_layout<T>(hidden);
+    if (layout.nv > 0 && vectorizable<T>(hidden, {grad_out, x, weight, grad_x})) {
+        with_layout<4, 512, 4>(layout, [&](auto nv, auto max_threads) {
+            rms_norm_backward_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<grid, layout.threads, 0, s>>>(
+                dy, xt, wt, dx, partial, rows, hidden, e);
+        });
     } else {
         const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
         rms_norm_backward_generic_kernel<T><<<grid, threads, 0, s>>>(dy, xt, wt, dx, partial, rows,
@@ -336,15 +396,15 @@ int rms_norm_backward(const void *grad_out, const void *x, const void *weight, v
 
 // -------------------------------------------------- fused residual add --
 
-template <typename T, int NV>
-__global__ void __launch_bounds__(1024)
+template <typename T, int NV, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads)
 fused_add_rms_norm_vec_kernel(T *__restrict__ x, T *__restrict__ residual,
                               const T *__restrict__ weight, int64_t rows, int64_t hidden,
                               acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
     __shared__ A scratch[32];
-    const int64_t nvec = hidden / V::size;
+    const int nvec = int(hidden / V::size);
     const V *w = reinterpret_cast<const V *>(weight);
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         V *x_row = reinterpret_cast<V *>(x + row * hidden);
@@ -353,7 +413,7 @@ fused_add_rms_norm_vec_kernel(T *__restrict__ x, T *__restrict__ residual,
         A sum_sq = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+            const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
                 const V xv = x_row[i], rv = res_row[i];
 #pragma unroll
@@ -369,7 +429,7 @@ fused_add_rms_norm_vec_kernel(T *__restrict__ x, T *__restrict__ residual,
         const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+            const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
                 const V wv = w[i];
                 V out;
@@ -414,17 +474,12 @@ int fused_add_rms_norm(void *x, void *residual, const void *weight, int64_t rows
     auto *rt = static_cast<T *>(residual);
     const auto *wt = static_cast<const T *>(weight);
     const acc_t<T> e = acc_t<T>(eps);
-    const int64_t nvec = hidden / Vec<T>::size;
-    const int nv = vectors_per_thread(nvec, 1024);
-    if (nv > 0 && vectorizable<T>(hidden, {x, residual, weight})) {
-        const int threads = threads_for(nvec, nv);
-        const unsigned grid = rows_grid(rows);
-        switch (nv) {
-        case 1: fused_add_rms_norm_vec_kernel<T, 1><<<grid, threads, 0, s>>>(xt, rt, wt, rows, hidden, e); break;
-        case 2: fused_add_rms_norm_vec_kernel<T, 2><<<grid, threads, 0, s>>>(xt, rt, wt, rows, hidden, e); break;
-        case 4: fused_add_rms_norm_vec_kernel<T, 4><<<grid, threads, 0, s>>>(xt, rt, wt, rows, hidden, e); break;
-        default: fused_add_rms_norm_vec_kernel<T, 8><<<grid, threads, 0, s>>>(xt, rt, wt, rows, hidden, e); break;
-        }
+    const RowLayout layout = forward_layout(rows, hidden / Vec<T>::size);
+    if (layout.nv > 0 && vectorizable<T>(hidden, {x, residual, weight})) {
+        with_layout<8, 1024, 1>(layout, [&](auto nv, auto max_threads) {
+            fused_add_rms_norm_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<rows_grid(rows), layout.threads, 0, s>>>(
+                xt, rt, wt, rows, hidden, e);
+        });
     } else {
         const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
         fused_add_rms_norm_generic_kernel<T><<<grid_for(rows * threads, threads), threads, 0, s>>>(
@@ -438,11 +493,8 @@ int fused_add_rms_norm(void *x, void *residual, const void *weight, int64_t rows
 
 extern "C" {
 
-int64_t my_ops_rms_norm_backward_cuda_partials(int64_t rows) {
-    // Four blocks per multiprocessor keep the device busy; more only grows
-    // the partial sums that the final reduction has to read.
-    const int64_t blocks = int64_t(my_ops::sm_count()) * 4;
-    return rows < blocks ? (rows > 0 ? rows : 1) : blocks;
+int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, int64_t rows, int64_t hidden) {
+    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm_backward_partials, rows, hidden);
 }
 
 int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, const void *weight, void *y,

@@ -1,7 +1,8 @@
 // SiLU-and-mul (SwiGLU gate) on CUDA, forward and backward.
-// x is [rows, 2d]: gate = x[:, :d], up = x[:, d:]. A grid-stride loop over
-// the [rows, d] outputs, 16-byte vectors when d is a whole number of vectors
-// and the pointers are aligned.
+// x is [rows, 2d]: gate = x[:, :d], up = x[:, d:]. When d is a whole number of
+// 16-byte vectors and the pointers are aligned: a 2D grid, x across a row's
+// vectors (kUnroll per thread, so several loads are in flight), y down the
+// rows; no index division. Otherwise a grid-stride loop over scalar elements.
 #include "common.cuh"
 
 namespace my_ops {
@@ -9,76 +10,152 @@ namespace {
 
 template <typename A> __device__ __forceinline__ A sigmoid(A g) { return reciprocal(A(1) + exp_acc(-g)); }
 
-template <typename T, bool kVec>
-__global__ void silu_and_mul_kernel(const T *__restrict__ x, T *__restrict__ out, int64_t rows,
-                                    int64_t d) {
+constexpr int kThreads = 256;
+constexpr int kUnroll = 2;
+
+// Block and grid of the vectorized kernels: blockDim.x threads cover up to
+// blockDim.x * kUnroll vectors of a row; short rows leave room for several
+// rows per block (blockDim.y). Inputs too small for two blocks of kThreads
+// per multiprocessor get smaller blocks, so more multiprocessors share the
+// loads (decode-sized calls are load latency, not bandwidth).
+struct Grid2D {
+    dim3 grid, block;
+};
+
+inline Grid2D vec_grid(int64_t rows, int64_t per_row) {
+    int threads = kThreads;
+    const int64_t vectors = rows * per_row, wanted_blocks = 2 * int64_t(sm_count());
+    while (threads > 32 && ceil_div(vectors, int64_t(threads) * kUnroll) < wanted_blocks) threads /= 2;
+    int tx = 1;
+    while (tx < threads && int64_t(tx) * kUnroll < per_row) tx *= 2;
+    const int ty = threads / tx;
+    const int64_t gx = ceil_div(per_row, int64_t(tx) * kUnroll), gy = ceil_div(rows, ty);
+    return {dim3(unsigned(gx), unsigned(gy < 65535 ? gy : 65535)), dim3(unsigned(tx), unsigned(ty))};
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+silu_and_mul_vec_kernel(const T *__restrict__ x, T *__restrict__ out, int64_t rows, int64_t d) {
     using A = acc_t<T>;
     using V = Vec<T>;
-    constexpr int W = kVec ? V::size : 1;  // elements per item
-    const int64_t per_row = d / W;
-    const int64_t total = rows * per_row;
+    const int64_t per_row = d / V::size;
+    const int64_t first = int64_t(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
+    for (int64_t row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; row < rows;
+         row += int64_t(gridDim.y) * blockDim.y) {
+        const V *gate = reinterpret_cast<const V *>(x + row * 2 * d);
+        const V *up = reinterpret_cast<const V *>(x + row * 2 * d + d);
+        V *o = reinterpret_cast<V *>(out + row * d);
+        V g[kUnroll], u[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            const int64_t c = first + k * blockDim.x;
+            if (c < per_row) {
+                g[k] = gate[c];
+                u[k] = up[c];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            const int64_t c = first + k * blockDim.x;
+            if (c < per_row) {
+                V r;
+#pragma unroll
+                for (int e = 0; e < V::size; ++e) {
+                    const A gv = to_acc(g[k].v[e]);
+                    r.v[e] = from_acc<T>(gv * sigmoid(gv) * to_acc(u[k].v[e]));
+                }
+                o[c] = r;
+            }
+        }
+    }
+}
+
+template <typename T>
+__global__ void silu_and_mul_scalar_kernel(const T *__restrict__ x, T *__restrict__ out,
+                                           int64_t rows, int64_t d) {
+    using A = acc_t<T>;
+    const int64_t total = rows * d;
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t row = i / per_row, col = (i - row * per_row) * W;
+        const int64_t row = i / d, col = i - row * d;
         const T *gate = x + row * 2 * d + col;
-        T *o = out + row * d + col;
-        if constexpr (kVec) {
-            const V g = *reinterpret_cast<const V *>(gate);
-            const V u = *reinterpret_cast<const V *>(gate + d);
-            V r;
-#pragma unroll
-            for (int e = 0; e < W; ++e) {
-                const A gv = to_acc(g.v[e]);
-                r.v[e] = from_acc<T>(gv * sigmoid(gv) * to_acc(u.v[e]));
-            }
-            *reinterpret_cast<V *>(o) = r;
-        } else {
-            const A gv = to_acc(gate[0]);
-            o[0] = from_acc<T>(gv * sigmoid(gv) * to_acc(gate[d]));
-        }
+        const A gv = to_acc(gate[0]);
+        out[i] = from_acc<T>(gv * sigmoid(gv) * to_acc(gate[d]));
     }
 }
 
 // grad_gate = dy * up * s * (1 + g * (1 - s)), grad_up = dy * g * s, s = sigmoid(g)
-template <typename T, bool kVec>
-__global__ void silu_and_mul_backward_kernel(const T *__restrict__ grad_out,
-                                             const T *__restrict__ x, T *__restrict__ grad_x,
-                                             int64_t rows, int64_t d) {
+template <typename A> struct SiluGrads {
+    A gate, up;
+};
+
+template <typename A> __device__ __forceinline__ SiluGrads<A> silu_and_mul_grads(A g, A u, A dy) {
+    const A s = sigmoid(g);
+    return {dy * u * s * (A(1) + g * (A(1) - s)), dy * g * s};
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+silu_and_mul_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict__ x,
+                                 T *__restrict__ grad_x, int64_t rows, int64_t d) {
     using A = acc_t<T>;
     using V = Vec<T>;
-    constexpr int W = kVec ? V::size : 1;
-    const int64_t per_row = d / W;
-    const int64_t total = rows * per_row;
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t row = i / per_row, col = (i - row * per_row) * W;
-        const T *gate = x + row * 2 * d + col;
-        const T *dy = grad_out + row * d + col;
-        T *grad_gate = grad_x + row * 2 * d + col;
-        if constexpr (kVec) {
-            const V g = *reinterpret_cast<const V *>(gate);
-            const V u = *reinterpret_cast<const V *>(gate + d);
-            const V dyv = *reinterpret_cast<const V *>(dy);
-            V gg, gu;
+    const int64_t per_row = d / V::size;
+    const int64_t first = int64_t(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
+    for (int64_t row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; row < rows;
+         row += int64_t(gridDim.y) * blockDim.y) {
+        const V *gate = reinterpret_cast<const V *>(x + row * 2 * d);
+        const V *up = reinterpret_cast<const V *>(x + row * 2 * d + d);
+        const V *dy = reinterpret_cast<const V *>(grad_out + row * d);
+        V *grad_gate = reinterpret_cast<V *>(grad_x + row * 2 * d);
+        V *grad_up = reinterpret_cast<V *>(grad_x + row * 2 * d + d);
+        V g[kUnroll], u[kUnroll], dyv[kUnroll];
 #pragma unroll
-            for (int e = 0; e < W; ++e) {
-                const A gv = to_acc(g.v[e]), uv = to_acc(u.v[e]), dv = to_acc(dyv.v[e]);
-                const A s = sigmoid(gv);
-                gg.v[e] = from_acc<T>(dv * uv * s * (A(1) + gv * (A(1) - s)));
-                gu.v[e] = from_acc<T>(dv * gv * s);
+        for (int k = 0; k < kUnroll; ++k) {
+            const int64_t c = first + k * blockDim.x;
+            if (c < per_row) {
+                g[k] = gate[c];
+                u[k] = up[c];
+                dyv[k] = dy[c];
             }
-            *reinterpret_cast<V *>(grad_gate) = gg;
-            *reinterpret_cast<V *>(grad_gate + d) = gu;
-        } else {
-            const A gv = to_acc(gate[0]), uv = to_acc(gate[d]), dv = to_acc(dy[0]);
-            const A s = sigmoid(gv);
-            grad_gate[0] = from_acc<T>(dv * uv * s * (A(1) + gv * (A(1) - s)));
-            grad_gate[d] = from_acc<T>(dv * gv * s);
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            const int64_t c = first + k * blockDim.x;
+            if (c < per_row) {
+                V gg, gu;
+#pragma unroll
+                for (int e = 0; e < V::size; ++e) {
+                    const SiluGrads<A> r =
+                        silu_and_mul_grads(to_acc(g[k].v[e]), to_acc(u[k].v[e]), to_acc(dyv[k].v[e]));
+                    gg.v[e] = from_acc<T>(r.gate);
+                    gu.v[e] = from_acc<T>(r.up);
+                }
+                grad_gate[c] = gg;
+                grad_up[c] = gu;
+            }
         }
     }
 }
 
-constexpr int kThreads = 256;
+template <typename T>
+__global__ void silu_and_mul_backward_scalar_kernel(const T *__restrict__ grad_out,
+                                                    const T *__restrict__ x,
+                                                    T *__restrict__ grad_x, int64_t rows,
+                                                    int64_t d) {
+    using A = acc_t<T>;
+    const int64_t total = rows * d;
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+         i += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t row = i / d, col = i - row * d;
+        const T *gate = x + row * 2 * d + col;
+        T *grad_gate = grad_x + row * 2 * d + col;
+        const SiluGrads<A> r = silu_and_mul_grads(to_acc(gate[0]), to_acc(gate[d]), to_acc(grad_out[i]));
+        grad_gate[0] = from_acc<T>(r.gate);
+        grad_gate[d] = from_acc<T>(r.up);
+    }
+}
+
 
 template <typename T>
 int silu_and_mul(const void *x, void *out, int64_t rows, int64_t d, void *stream) {
@@ -87,10 +164,10 @@ int silu_and_mul(const void *x, void *out, int64_t rows, int64_t d, void *stream
     const auto *xt = static_cast<const T *>(x);
     auto *ot = static_cast<T *>(out);
     if (d % Vec<T>::size == 0 && is_aligned16(x) && is_aligned16(out)) {
-        const int64_t work = rows * (d / Vec<T>::size);
-        silu_and_mul_kernel<T, true><<<grid_for(work, kThreads), kThreads, 0, s>>>(xt, ot, rows, d);
+        const Grid2D g = vec_grid(rows, d / Vec<T>::size);
+        silu_and_mul_vec_kernel<T><<<g.grid, g.block, 0, s>>>(xt, ot, rows, d);
     } else {
-        silu_and_mul_kernel<T, false><<<grid_for(rows * d, kThreads), kThreads, 0, s>>>(xt, ot, rows, d);
+        silu_and_mul_scalar_kernel<T><<<grid_for(rows * d, kThreads), kThreads, 0, s>>>(xt, ot, rows, d);
     }
     return int(cudaGetLastError());
 }
@@ -104,10 +181,11 @@ int silu_and_mul_backward(const void *grad_out, const void *x, void *grad_x, int
     const auto *xt = static_cast<const T *>(x);
     auto *gx = static_cast<T *>(grad_x);
     if (d % Vec<T>::size == 0 && is_aligned16(grad_out) && is_aligned16(x) && is_aligned16(grad_x)) {
-        const int64_t work = rows * (d / Vec<T>::size);
-        silu_and_mul_backward_kernel<T, true><<<grid_for(work, kThreads), kThreads, 0, s>>>(dy, xt, gx, rows, d);
+        const Grid2D g = vec_grid(rows, d / Vec<T>::size);
+        silu_and_mul_backward_vec_kernel<T><<<g.grid, g.block, 0, s>>>(dy, xt, gx, rows, d);
     } else {
-        silu_and_mul_backward_kernel<T, false><<<grid_for(rows * d, kThreads), kThreads, 0, s>>>(dy, xt, gx, rows, d);
+        silu_and_mul_backward_scalar_kernel<T><<<grid_for(rows * d, kThreads), kThreads, 0, s>>>(
+            dy, xt, gx, rows, d);
     }
     return int(cudaGetLastError());
 }
