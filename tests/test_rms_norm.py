@@ -63,6 +63,37 @@ def test_rms_norm_backward_op_directly(dtype, device):
     assert_matches(grad_weight, w64.grad, dtype, scale=8)
 
 
+# The CUDA kernels spread a row over a block by its number of 16-byte vectors
+# (1 to 8 per thread; 256-, 512- or 1024-thread blocks) and, in the forward
+# kernels, by the number of rows (fewer than two per multiprocessor: more
+# threads per row). These sizes reach each of those layouts in bfloat16 (8
+# elements a vector) and float32 (4), ragged (4104) and past them (65536:
+# the backward's generic kernel); 400 rows fill a GPU of up to 200 SMs.
+@requires_cuda()
+@pytest.mark.parametrize("rows", [5, 400])
+@pytest.mark.parametrize("hidden", [2048, 4096, 4104, 8192, 16384, 32768, 65536])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_cuda_row_layouts(rows, hidden, dtype):
+    x = make_input((rows, hidden), dtype, "cuda")
+    weight = make_input((hidden,), dtype, "cuda", low=0.5, high=1.5)
+    grad = make_input((rows, hidden), dtype, "cuda")
+    x_, w_ = x.detach().requires_grad_(), weight.detach().requires_grad_()
+    out = my_ops.rms_norm(x_, w_, 1e-6)
+    out.backward(grad)
+    x64, w64 = x.double().requires_grad_(), weight.double().requires_grad_()
+    want = reference_rms_norm(x64, w64, 1e-6)
+    want.backward(grad.double())
+    assert_matches(out, want, dtype)
+    assert_matches(x_.grad, x64.grad, dtype, scale=4)
+    assert_matches(w_.grad, w64.grad, dtype, scale=4 * rows ** 0.5)
+
+    residual = make_input((rows, hidden), dtype, "cuda")
+    want_x, want_residual = reference_fused(x, residual, weight, 1e-6)
+    my_ops.fused_add_rms_norm(x, residual, weight, 1e-6)
+    assert_matches(residual, want_residual, dtype)
+    assert_matches(x, want_x, dtype)
+
+
 def test_rms_norm_gradcheck(device):
     x = torch.randn(3, 2, 9, dtype=torch.float64, device=device, requires_grad=True)
     w = torch.rand(9, dtype=torch.float64, device=device, requires_grad=True)

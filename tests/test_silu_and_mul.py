@@ -40,6 +40,23 @@ def test_silu_and_mul_backward(shape, layout, dtype, device):
     assert_matches(x_.grad, x64.grad, dtype, scale=4)
 
 
+# Large inputs (at least 4096 16-byte vectors per multiprocessor) take the
+# CUDA layout with two vectors per thread: 1300 rows of d = 4104 do on a GPU
+# of up to 160 SMs, and leave a ragged last block in each row.
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_large_input_layout(dtype, device):
+    x = make_input((1300, 2 * 4104), dtype, device, low=-6, high=6)
+    grad = make_input((1300, 4104), dtype, device)
+    x_ = x.detach().requires_grad_()
+    out = my_ops.silu_and_mul(x_)
+    out.backward(grad)
+    x64 = x.double().requires_grad_()
+    want = reference(x64)
+    want.backward(grad.double())
+    assert_matches(out, want, dtype, scale=2)
+    assert_matches(x_.grad, x64.grad, dtype, scale=4)
+
+
 def test_silu_and_mul_gradcheck(device):
     x = torch.randn(3, 2, 10, dtype=torch.float64, device=device, requires_grad=True)
     assert torch.autograd.gradcheck(my_ops.silu_and_mul, (x,))
