@@ -3,9 +3,9 @@
 // Fast path: the row held in registers as 16-byte vectors, so each input
 // byte is read from device memory once. A row of nvec vectors is spread over
 // at most 256 threads holding NV vectors each (more vectors per thread before
-// more threads: fewer warps in each block reduction); rows too long for that
-// use up to 1024 threads (forward) or 512 (backward), and so do forward calls
-// with too few rows to fill the device. Used when the row is a
+// more threads: fewer warps in each block reduction); rows too long for that,
+// and forward calls with too few rows to fill the device, use up to 512 or
+// 1024 threads (rms_norm_layout and its neighbours below). Used when the row is a
 // whole number of vectors and every pointer is 16-byte aligned; otherwise a
 // generic kernel reads the row twice with scalar loads (the second read
 // mostly hits L1/L2). Measurements behind each choice: benchmarks/NOTES.md.
@@ -24,54 +24,66 @@ inline int threads_for(int64_t nvec, int nv) {
     return int(threads < 32 ? 32 : threads);
 }
 
-// How a row of nvec vectors is spread over a block: nv vectors per thread;
-// `wide` when it takes more than kRowThreads threads. nv == 0: no layout.
+// How a row of nvec vectors is spread over a block: nv vectors per thread
+// over `threads` threads, in the kernel instantiated for at most max_threads
+// (its launch bound). nv == 0: no layout fits.
 struct RowLayout {
-    int nv, threads;
-    bool wide;
+    int nv, threads, max_threads;
 };
 
-// Up to kRowThreads threads with nv in {1, .., kSmallMaxNV}; else up to
-// kWideThreads with nv in {kWideMinNV, .., 8}.
-template <int kSmallMaxNV, int kWideThreads, int kWideMinNV> RowLayout row_layout(int64_t nvec) {
-    for (int nv = 1; nv <= kSmallMaxNV; nv *= 2)
-        if (nvec <= int64_t(nv) * kRowThreads) return {nv, threads_for(nvec, nv), false};
-    for (int nv = kWideMinNV; nv <= 8; nv *= 2)
-        if (nvec <= int64_t(nv) * kWideThreads) return {nv, threads_for(nvec, nv), true};
-    return {0, 0, false};
+// Up to kRowThreads threads with nv in {1, .., small_max_nv}; else up to
+// wide_threads with nv in {wide_min_nv, .., 8}.
+inline RowLayout row_layout(int64_t nvec, int small_max_nv, int wide_threads, int wide_min_nv) {
+    for (int nv = 1; nv <= small_max_nv; nv *= 2)
+        if (nvec <= int64_t(nv) * kRowThreads) return {nv, threads_for(nvec, nv), kRowThreads};
+    for (int nv = wide_min_nv; nv <= 8; nv *= 2)
+        if (nvec <= int64_t(nv) * wide_threads) return {nv, threads_for(nvec, nv), wide_threads};
+    return {0, 0, 0};
 }
 
-// Forward kernels (rms_norm, fused add): with fewer rows than two per
-// multiprocessor the time is load latency, and more threads per row (fewer
-// vectors each) finish sooner; otherwise the 256-thread layout.
-inline RowLayout forward_layout(int64_t rows, int64_t nvec) {
-    if (rows < 2 * int64_t(sm_count())) return row_layout<0, 1024, 1>(nvec);
-    return row_layout<8, 1024, 1>(nvec);
+// The layouts of each kernel family, from benchmarks/tuning/layouts.cu on an
+// H100. Forward kernels with fewer rows than two per multiprocessor are bound
+// by load latency, and more threads per row (fewer vectors each) finish
+// sooner. Otherwise up to 256 threads; rows longer than that take 1024
+// threads (rms_norm forward) or 512 with 4-8 vectors each (the fused add and
+// the backward, which hold more per vector: measured 9% faster for the fused
+// add at hidden 16384 than 256 threads of 8).
+inline bool few_rows(int64_t rows) { return rows < 2 * int64_t(sm_count()); }
+
+inline RowLayout rms_norm_layout(int64_t rows, int64_t nvec) {
+    return few_rows(rows) ? row_layout(nvec, 0, 1024, 1) : row_layout(nvec, 8, 1024, 4);
 }
+
+inline RowLayout fused_add_layout(int64_t rows, int64_t nvec) {
+    return few_rows(rows) ? row_layout(nvec, 0, 1024, 1) : row_layout(nvec, 4, 512, 4);
+}
+
+inline RowLayout backward_layout(int64_t nvec) { return row_layout(nvec, 4, 512, 4); }
 
 template <int N> using Int = std::integral_constant<int, N>;
 
-// Calls launch(Int<NV>, Int<max threads>) for the layout: one kernel
-// instantiation per layout that row_layout<kSmallMaxNV, kWideThreads, kWideMinNV> returns.
-template <int kSmallMaxNV, int kWideThreads, int kWideMinNV, typename Launch>
-void with_layout(const RowLayout &layout, Launch &&launch) {
-    if (layout.wide) {
-        if constexpr (kWideMinNV <= 1)
-            if (layout.nv == 1) return launch(Int<1>{}, Int<kWideThreads>{});
-        if constexpr (kWideMinNV <= 2)
-            if (layout.nv == 2) return launch(Int<2>{}, Int<kWideThreads>{});
-        if (layout.nv == 4) return launch(Int<4>{}, Int<kWideThreads>{});
-        return launch(Int<8>{}, Int<kWideThreads>{});
+template <int NV, int kMaxThreads> struct Layout {
+    static constexpr int nv = NV, max_threads = kMaxThreads;
+};
+
+// The (NV, max threads) instantiations of one kernel family:
+// Layouts<...>::launch(layout, f) calls f(Int<NV>, Int<max threads>) for the
+// one that matches `layout`; false when none does.
+template <typename... Candidates> struct Layouts {
+    template <typename Launch> static bool launch(const RowLayout &layout, Launch &&f) {
+        return ((layout.nv == Candidates::nv && layout.max_threads == Candidates::max_threads &&
+                 (f(Int<Candidates::nv>{}, Int<Candidates::max_threads>{}), true)) ||
+                ...);
     }
-    if (layout.nv == 1) return launch(Int<1>{}, Int<kRowThreads>{});
-    if (layout.nv == 2) return launch(Int<2>{}, Int<kRowThreads>{});
-    if constexpr (kSmallMaxNV == 4) {
-        return launch(Int<4>{}, Int<kRowThreads>{});
-    } else {
-        if (layout.nv == 4) return launch(Int<4>{}, Int<kRowThreads>{});
-        return launch(Int<8>{}, Int<kRowThreads>{});
-    }
-}
+};
+
+using RmsNormLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
+                               Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
+using FusedAddLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>,
+                                Layout<8, 512>, Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>,
+                                Layout<8, 1024>>;
+using BackwardLayouts =
+    Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>, Layout<8, 512>>;
 
 // One block per row, as far as the grid allows (the kernels loop past it):
 // measured faster than a grid-stride loop for the forward kernels, which keep
@@ -166,9 +178,9 @@ int rms_norm(const void *x, const void *weight, void *y, int64_t rows, int64_t h
     const auto *wt = static_cast<const T *>(weight);
     auto *yt = static_cast<T *>(y);
     const acc_t<T> e = acc_t<T>(eps);
-    const RowLayout layout = forward_layout(rows, hidden / Vec<T>::size);
+    const RowLayout layout = rms_norm_layout(rows, hidden / Vec<T>::size);
     if (layout.nv > 0 && vectorizable<T>(hidden, {x, weight, y})) {
-        with_layout<8, 1024, 1>(layout, [&](auto nv, auto max_threads) {
+        RmsNormLayouts::launch(layout, [&](auto nv, auto max_threads) {
             rms_norm_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<rows_grid(rows), layout.threads, 0, s>>>(
                 xt, wt, yt, rows, hidden, e);
         });
@@ -335,18 +347,14 @@ __global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, T *__r
     }
 }
 
-template <typename T> RowLayout backward_layout(int64_t hidden) {
-    return row_layout<4, 512, 4>(hidden / Vec<T>::size);
-}
-
 // Blocks of the backward kernel that fit on the device at once (at least one
 // per multiprocessor), no more than there are rows: each block adds one row
 // of partial dweight sums, so a grid that runs in one wave keeps that small.
 template <typename T> int64_t rms_norm_backward_partials(int64_t rows, int64_t hidden) {
-    const RowLayout layout = backward_layout<T>(hidden);
+    const RowLayout layout = backward_layout(hidden / Vec<T>::size);
     int per_sm = 0;
     if (layout.nv > 0)
-        with_layout<4, 512, 4>(layout, [&](auto nv, auto max_threads) {
+        BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
             if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                     &per_sm, rms_norm_backward_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value>, layout.threads, 0) !=
                 cudaSuccess)
@@ -376,9 +384,9 @@ int rms_norm_backward(const void *grad_out, const void *x, const void *weight, v
     auto *dx = static_cast<T *>(grad_x);
     const A e = A(eps);
     const unsigned grid = unsigned(partials);
-    const RowLayout layout = backward_layout<T>(hidden);
+    const RowLayout layout = backward_layout(hidden / Vec<T>::size);
     if (layout.nv > 0 && vectorizable<T>(hidden, {grad_out, x, weight, grad_x})) {
-        with_layout<4, 512, 4>(layout, [&](auto nv, auto max_threads) {
+        BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
             rms_norm_backward_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<grid, layout.threads, 0, s>>>(
                 dy, xt, wt, dx, partial, rows, hidden, e);
         });
@@ -474,9 +482,9 @@ int fused_add_rms_norm(void *x, void *residual, const void *weight, int64_t rows
     auto *rt = static_cast<T *>(residual);
     const auto *wt = static_cast<const T *>(weight);
     const acc_t<T> e = acc_t<T>(eps);
-    const RowLayout layout = forward_layout(rows, hidden / Vec<T>::size);
+    const RowLayout layout = fused_add_layout(rows, hidden / Vec<T>::size);
     if (layout.nv > 0 && vectorizable<T>(hidden, {x, residual, weight})) {
-        with_layout<8, 1024, 1>(layout, [&](auto nv, auto max_threads) {
+        FusedAddLayouts::launch(layout, [&](auto nv, auto max_threads) {
             fused_add_rms_norm_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<rows_grid(rows), layout.threads, 0, s>>>(
                 xt, rt, wt, rows, hidden, e);
         });
