@@ -109,6 +109,24 @@ __device__ __forceinline__ void load_row(V (&held)[NV], const V *row, int nvec) 
     }
 }
 
+// out[i] = held * rstd * weight, for this thread's vectors of one row.
+template <typename T, int NV>
+__device__ __forceinline__ void store_normalized(const Vec<T> (&held)[NV], const Vec<T> *weight,
+                                                 acc_t<T> rstd, Vec<T> *out, int nvec) {
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        const int i = threadIdx.x + k * blockDim.x;
+        if (i < nvec) {
+            const Vec<T> wv = weight[i];
+            Vec<T> result;
+#pragma unroll
+            for (int e = 0; e < Vec<T>::size; ++e)
+                result.v[e] = from_acc<T>(to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e]));
+            out[i] = result;
+        }
+    }
+}
+
 template <typename T, int NV, int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads)
 rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__restrict__ y,
@@ -134,19 +152,7 @@ rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__
             }
         }
         const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-        V *y_row = reinterpret_cast<V *>(y + row * hidden);
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) {
-                const V wv = w[i];
-                V out;
-#pragma unroll
-                for (int e = 0; e < V::size; ++e)
-                    out.v[e] = from_acc<T>(to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e]));
-                y_row[i] = out;
-            }
-        }
+        store_normalized(held, w, rstd, reinterpret_cast<V *>(y + row * hidden), nvec);
     }
 }
 
@@ -435,18 +441,7 @@ fused_add_rms_norm_vec_kernel(T *__restrict__ x, T *__restrict__ residual,
             }
         }
         const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) {
-                const V wv = w[i];
-                V out;
-#pragma unroll
-                for (int e = 0; e < V::size; ++e)
-                    out.v[e] = from_acc<T>(to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e]));
-                x_row[i] = out;
-            }
-        }
+        store_normalized(held, w, rstd, x_row, nvec);
     }
 }
 

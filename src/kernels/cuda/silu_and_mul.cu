@@ -37,41 +37,52 @@ inline Grid2D vec_grid(int64_t rows, int64_t per_row, int unroll) {
     return {dim3(unsigned(gx), unsigned(gy < 65535 ? gy : 65535)), dim3(unsigned(tx), unsigned(ty))};
 }
 
+// This thread's vectors of the 2D grid: for each row it walks, load(row, c, k)
+// for its kUnroll vector columns c first, then compute(row, c, k), so that
+// all of a row's loads are in flight together.
+template <int kUnroll, typename Load, typename Compute>
+__device__ __forceinline__ void for_each_vector(int64_t rows, int64_t per_row, Load &&load,
+                                                Compute &&compute) {
+    const int64_t first = int64_t(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
+    for (int64_t row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; row < rows;
+         row += int64_t(gridDim.y) * blockDim.y) {
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            const int64_t c = first + k * blockDim.x;
+            if (c < per_row) load(row, c, k);
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            const int64_t c = first + k * blockDim.x;
+            if (c < per_row) compute(row, c, k);
+        }
+    }
+}
+
 template <typename T, int kUnroll>
 __global__ void __launch_bounds__(kThreads)
 silu_and_mul_vec_kernel(const T *__restrict__ x, T *__restrict__ out, int64_t rows, int64_t d) {
     using A = acc_t<T>;
     using V = Vec<T>;
     const int64_t per_row = d / V::size;
-    const int64_t first = int64_t(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
-    for (int64_t row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; row < rows;
-         row += int64_t(gridDim.y) * blockDim.y) {
-        const V *gate = reinterpret_cast<const V *>(x + row * 2 * d);
-        const V *up = reinterpret_cast<const V *>(x + row * 2 * d + d);
-        V *o = reinterpret_cast<V *>(out + row * d);
-        V g[kUnroll], u[kUnroll];
+    const V *in = reinterpret_cast<const V *>(x);  // row r: gate at 2 r per_row, up per_row later
+    V *o = reinterpret_cast<V *>(out);
+    V g[kUnroll], u[kUnroll];
+    for_each_vector<kUnroll>(
+        rows, per_row,
+        [&](int64_t row, int64_t c, int k) {
+            g[k] = in[2 * row * per_row + c];
+            u[k] = in[(2 * row + 1) * per_row + c];
+        },
+        [&](int64_t row, int64_t c, int k) {
+            V r;
 #pragma unroll
-        for (int k = 0; k < kUnroll; ++k) {
-            const int64_t c = first + k * blockDim.x;
-            if (c < per_row) {
-                g[k] = gate[c];
-                u[k] = up[c];
+            for (int e = 0; e < V::size; ++e) {
+                const A gv = to_acc(g[k].v[e]);
+                r.v[e] = from_acc<T>(gv * sigmoid(gv) * to_acc(u[k].v[e]));
             }
-        }
-#pragma unroll
-        for (int k = 0; k < kUnroll; ++k) {
-            const int64_t c = first + k * blockDim.x;
-            if (c < per_row) {
-                V r;
-#pragma unroll
-                for (int e = 0; e < V::size; ++e) {
-                    const A gv = to_acc(g[k].v[e]);
-                    r.v[e] = from_acc<T>(gv * sigmoid(gv) * to_acc(u[k].v[e]));
-                }
-                o[c] = r;
-            }
-        }
-    }
+            o[row * per_row + c] = r;
+        });
 }
 
 template <typename T>
@@ -105,41 +116,28 @@ silu_and_mul_backward_vec_kernel(const T *__restrict__ grad_out, const T *__rest
     using A = acc_t<T>;
     using V = Vec<T>;
     const int64_t per_row = d / V::size;
-    const int64_t first = int64_t(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
-    for (int64_t row = int64_t(blockIdx.y) * blockDim.y + threadIdx.y; row < rows;
-         row += int64_t(gridDim.y) * blockDim.y) {
-        const V *gate = reinterpret_cast<const V *>(x + row * 2 * d);
-        const V *up = reinterpret_cast<const V *>(x + row * 2 * d + d);
-        const V *dy = reinterpret_cast<const V *>(grad_out + row * d);
-        V *grad_gate = reinterpret_cast<V *>(grad_x + row * 2 * d);
-        V *grad_up = reinterpret_cast<V *>(grad_x + row * 2 * d + d);
-        V g[kUnroll], u[kUnroll], dyv[kUnroll];
+    const V *in = reinterpret_cast<const V *>(x), *dy = reinterpret_cast<const V *>(grad_out);
+    V *grad_in = reinterpret_cast<V *>(grad_x);
+    V g[kUnroll], u[kUnroll], dyv[kUnroll];
+    for_each_vector<kUnroll>(
+        rows, per_row,
+        [&](int64_t row, int64_t c, int k) {
+            g[k] = in[2 * row * per_row + c];
+            u[k] = in[(2 * row + 1) * per_row + c];
+            dyv[k] = dy[row * per_row + c];
+        },
+        [&](int64_t row, int64_t c, int k) {
+            V gg, gu;
 #pragma unroll
-        for (int k = 0; k < kUnroll; ++k) {
-            const int64_t c = first + k * blockDim.x;
-            if (c < per_row) {
-                g[k] = gate[c];
-                u[k] = up[c];
-                dyv[k] = dy[c];
+            for (int e = 0; e < V::size; ++e) {
+                const SiluGrads<A> r =
+                    silu_and_mul_grads(to_acc(g[k].v[e]), to_acc(u[k].v[e]), to_acc(dyv[k].v[e]));
+                gg.v[e] = from_acc<T>(r.gate);
+                gu.v[e] = from_acc<T>(r.up);
             }
-        }
-#pragma unroll
-        for (int k = 0; k < kUnroll; ++k) {
-            const int64_t c = first + k * blockDim.x;
-            if (c < per_row) {
-                V gg, gu;
-#pragma unroll
-                for (int e = 0; e < V::size; ++e) {
-                    const SiluGrads<A> r =
-                        silu_and_mul_grads(to_acc(g[k].v[e]), to_acc(u[k].v[e]), to_acc(dyv[k].v[e]));
-                    gg.v[e] = from_acc<T>(r.gate);
-                    gu.v[e] = from_acc<T>(r.up);
-                }
-                grad_gate[c] = gg;
-                grad_up[c] = gu;
-            }
-        }
-    }
+            grad_in[2 * row * per_row + c] = gg;
+            grad_in[(2 * row + 1) * per_row + c] = gu;
+        });
 }
 
 template <typename T>
