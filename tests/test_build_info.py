@@ -110,6 +110,25 @@ def test_python_m_my_ops_reports_mismatch(tmp_path):
     assert "MISMATCH" in result.stdout and "compiled against torch 2.9.0+cu128" in result.stdout
 
 
+def test_python_m_my_ops_reports_mismatch_without_orig_argv(tmp_path):
+    """Python 3.9 has no sys.orig_argv: the report must come all the same."""
+    site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
+    code = ("import runpy, sys\n"
+            "if hasattr(sys, 'orig_argv'): del sys.orig_argv\n"
+            "runpy.run_module('my_ops', run_name='__main__', alter_sys=True)\n")
+    result = _run(["-c", code], site)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "MISMATCH" in result.stdout and "compiled against torch 2.9.0+cu128" in result.stdout
+
+
+def test_import_by_another_module_without_orig_argv_still_raises(tmp_path):
+    site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
+    code = "import sys\nif hasattr(sys, 'orig_argv'): del sys.orig_argv\nimport my_ops\n"
+    result = _run(["-c", code], site)
+    assert result.returncode != 0
+    assert "ImportError: my_ops" in result.stderr
+
+
 # --------------------------------------------------------------- arch guard
 @pytest.mark.parametrize("capability,covered", [
     ((7, 5), True), ((8, 0), True), ((8, 9), True),  # 8.9 runs sm_86 SASS

@@ -18,8 +18,17 @@ __version__ = build_info.version
 
 def _running_diagnostics() -> bool:
     """True while `python -m my_ops` imports this package: it reports mismatches itself."""
-    argv = getattr(sys, "orig_argv", [])
-    return "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "my_ops"
+    argv = getattr(sys, "orig_argv", None)  # Python >= 3.10
+    if argv is not None:
+        return "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "my_ops"
+    # Python 3.9: runpy imports this package to find my_ops.__main__; its
+    # frames name the module being run.
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "runpy" and frame.f_locals.get("mod_name") == "my_ops":
+            return True
+        frame = frame.f_back
+    return False
 
 
 # Before loading the extension: a wheel built for another torch would fail
