@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../src/kernels/cpu/dtype_convert.h"
+#include "../../src/kernels/cpu/exp_f32.h"
 #include "../../src/kernels/my_ops_kernels.h"
 
 static int checks_run = 0;
@@ -306,10 +307,40 @@ static void test_silu_and_mul(my_ops_dtype t) {
     free(x), free(out), free(dy), free(dx), free(want), free(scale);
 }
 
+static void check(int ok, const char *what, double x, double got, double want) {
+    ++checks_run;
+    if (!ok) {
+        fprintf(stderr, "FAIL %s at x=%.9g: %.9g, expected %.9g\n", what, x, got, want);
+        ++checks_failed;
+    }
+}
+
+/* The float32 exp of the silu kernels: relative error against double exp on
+ * fresh random points of its range, and its limits. */
+static void test_exp_f32(void) {
+    double worst = 0, worst_x = 0, worst_got = 0, worst_want = 0;
+    for (int i = 0; i < 200000; ++i) {
+        const float x = (float)uniform(-86.98, 88.72);
+        const double want = exp((double)x), got = my_ops_exp_f32(x);
+        const double rel = fabs(got - want) / want;
+        if (!(rel <= worst)) worst = rel, worst_x = x, worst_got = got, worst_want = want;
+    }
+    check(worst <= 2e-7, "exp_f32 relative error <= 2e-7", worst_x, worst_got, worst_want);
+    const float limits[][2] = {{0.0f, 1.0f}, {-0.0f, 1.0f}, {88.73f, INFINITY}, {1000.0f, INFINITY},
+                               {INFINITY, INFINITY}, {-87.0f, 0.0f}, {-1000.0f, 0.0f}, {-INFINITY, 0.0f}};
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; ++i) {
+        const float got = my_ops_exp_f32(limits[i][0]);
+        check(got == limits[i][1], "exp_f32 limit", limits[i][0], got, limits[i][1]);
+    }
+    const float nan_out = my_ops_exp_f32(NAN);
+    check(nan_out != nan_out, "exp_f32 of NaN is NaN", NAN, nan_out, NAN);
+}
+
 int main(int argc, char **argv) {
     rng_state = argc > 1 ? strtoull(argv[1], NULL, 10) : 12345u;
     printf("seed %llu\n", (unsigned long long)rng_state);
     test_conversions();
+    test_exp_f32();
     for (size_t i = 0; i < sizeof all_dtypes / sizeof all_dtypes[0]; ++i) {
         test_elementwise(all_dtypes[i]);
         test_matmul(all_dtypes[i]);

@@ -11,6 +11,7 @@
 
 #include "../my_ops_kernels.h"
 #include "dtype_convert.h"
+#include "exp_f32.h"
 
 static inline float my_ops_load_f32(float v) { return v; }
 static inline float my_ops_store_f32(float v) { return v; }
@@ -34,7 +35,8 @@ static inline double my_ops_store_f64(double v) { return v; }
     return MY_OPS_BAD_DTYPE
 
 /* Type-generic math on the accumulator type (C11 _Generic). */
-#define MY_OPS_EXP(x) _Generic((x), float: expf, double: exp)(x)
+/* float: a polynomial that vectorizes (exp_f32.h); libm's expf is a call per element */
+#define MY_OPS_EXP(x) _Generic((x), float: my_ops_exp_f32, double: exp)(x)
 #define MY_OPS_SQRT(x) _Generic((x), float: sqrtf, double: sqrt)(x)
 
 #endif /* MY_OPS_CPU_DISPATCH_H */
