@@ -1,8 +1,10 @@
 // Layout sweep for the CUDA kernels: times every launch layout of the shipped
-// rms_norm (forward, backward, fused residual add) and silu_and_mul kernels at the benchmark
-// shapes and prints each shape's fastest next to the layout the launchers
-// pick. The launchers' rules (rms_norm.cu: row_layout, forward_layout;
-// silu_and_mul.cu: unroll_for, vec_grid) came from this sweep on an H100;
+// rms_norm (forward, backward, fused residual add) and silu_and_mul kernels
+// at the benchmark shapes and prints each shape's fastest next to the layout
+// the launchers pick. The launchers' rules (rms_norm.cu: rms_norm_layout,
+// fused_add_layout, backward_layout; silu_and_mul.cu: unroll_for, vec_grid)
+// came from this sweep on an H100. Single launches: the small shapes'
+// times include launch latency (benchmarks/run.py replays CUDA graphs);
 // rerun it on a new GPU before changing them. bf16, CUDA events, medians.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Isrc/kernels benchmarks/tuning/layouts.cu -o /tmp/layouts

@@ -215,8 +215,9 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
                              acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
-    // The wide layout has no registers to spare for the next row or for
-    // holding the weight (measured: spills cost more than the reloads).
+    // Layouts of more than kRowThreads threads (4-8 vectors each) have no
+    // registers to spare for the next row or for holding the weight
+    // (measured: spills cost more than the reloads).
     constexpr bool kPrefetch = kMaxThreads <= kRowThreads, kHoldWeight = kPrefetch;
     const int nvec = int(hidden / V::size);
     const V *w_row = reinterpret_cast<const V *>(weight);
