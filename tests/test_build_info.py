@@ -111,7 +111,7 @@ def test_python_m_my_ops_reports_mismatch(tmp_path):
 
 
 def test_python_m_my_ops_reports_mismatch_without_orig_argv(tmp_path):
-    """Python 3.9 has no sys.orig_argv: the report must come all the same."""
+    """Python 3.9 has no sys.orig_argv: the report must not depend on it."""
     site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
     code = ("import runpy, sys\n"
             "if hasattr(sys, 'orig_argv'): del sys.orig_argv\n"

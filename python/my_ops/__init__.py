@@ -17,12 +17,11 @@ __version__ = build_info.version
 
 
 def _running_diagnostics() -> bool:
-    """True while `python -m my_ops` imports this package: it reports mismatches itself."""
-    argv = getattr(sys, "orig_argv", None)  # Python >= 3.10
-    if argv is not None:
-        return "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "my_ops"
-    # Python 3.9: runpy imports this package to find my_ops.__main__; its
-    # frames name the module being run.
+    """True while `python -m my_ops` imports this package: it reports mismatches itself.
+
+    runpy imports the package to find my_ops.__main__, and its frames name the
+    module being run (sys.orig_argv would say it too, but only from 3.10 on).
+    """
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_globals.get("__name__") == "runpy" and frame.f_locals.get("mod_name") == "my_ops":
