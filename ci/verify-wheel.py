@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Verify a built my_ops wheel against its pair in scripts/matrix.toml.
+"""Verify a built my_ops wheel against its build in scripts/matrix.toml.
 
-  ci/verify-wheel.py WHEEL --pair 2.11-cu130 [--platform-tag manylinux_2_28_x86_64]
+  ci/verify-wheel.py WHEEL --build cu130 [--platform-tag manylinux_2_28_x86_64]
                      [--report report.json] [--skip-tools]
 
+(--build also takes a pair, e.g. 2.13-cu130: the build that serves it.)
 Checks, each failure named in the output:
   name      my_ops-<VERSION>+<label>-cp39-abi3-<platform>.whl
-  metadata  Requires-Dist pins the pair's torch minor; version matches the file name
-  buildinfo my_ops/_build_info.json names the pair's torch, CUDA and arch list
+  metadata  Requires-Dist is the build's torch pin ("torch>=2.10" for a stable
+            build, the torch minor for a legacy one); version matches the file name
+  buildinfo my_ops/_build_info.json names the build's ABI family, torch, CUDA and arch list
   sass      cuobjdump lists SASS for every SM of the arch list, in every kernel
             object, and PTX for the +PTX entries (no more, no less)
-  bundled   no torch or CUDA library (or any grafted library) inside the wheel
+  symbols   a stable build's shared objects import no torch C++ symbol and
+            link no libc10 (Linux: nm, readelf)
+  bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
   size      under the matrix's wheel_size_limit_mb
   tools     abi3audit, check-wheel-contents and `twine check` pass
 """
@@ -92,6 +96,27 @@ def inspect_kernels(library: Path, cuobjdump: str) -> tuple[Counter, Counter]:
     return cubins, ptx
 
 
+def find_library(names: list[str]) -> str | None:
+    """my_ops/libmy_ops.so (Linux) or my_ops/my_ops.dll (Windows) among the wheel's files."""
+    found = [n for n in names if re.fullmatch(r"my_ops/(libmy_ops\.so|my_ops\.dll)", n)]
+    return found[0] if len(found) == 1 else None
+
+
+TORCH_CXX_SYMBOL = re.compile(r"\b(c10|at|torch|caffe2)::")
+
+
+def torch_cxx_imports(library: Path) -> list[str]:
+    """The torch C++ symbols a shared object imports (demangled), or [] (Linux only)."""
+    out = subprocess.run(["nm", "-D", "--undefined-only", "-C", str(library)], capture_output=True,
+                         text=True, check=True).stdout
+    return [line.split(None, 1)[-1] for line in out.splitlines() if TORCH_CXX_SYMBOL.search(line)]
+
+
+def needed_libraries(library: Path) -> list[str]:
+    out = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
 def run_tool(v: Verification, name: str, command: list[str]) -> None:
     result = subprocess.run(command, capture_output=True, text=True)
     ok = result.returncode == 0
@@ -99,17 +124,17 @@ def run_tool(v: Verification, name: str, command: list[str]) -> None:
     v.check(ok, f"tools: {name} failed:\n{result.stdout}{result.stderr}")
 
 
-def verify(wheel: Path, pair: matrix.Pair, platform_tag: str | None, skip_tools: bool,
+def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tools: bool,
            size_limit_mb: float, base_version: str, labelled: bool = True) -> Verification:
     v = Verification()
     size_mb = wheel.stat().st_size / 1e6
-    v.report.update(wheel=wheel.name, pair=pair.name, size_mb=round(size_mb, 2))
+    v.report.update(wheel=wheel.name, build=build.name, abi=build.abi, size_mb=round(size_mb, 2))
 
     # name
     match = WHEEL_NAME.match(wheel.name)
     if not v.check(match is not None, f"name: {wheel.name} is not my_ops-VERSION-cp39-abi3-PLATFORM.whl"):
         return v
-    expected_version = f"{base_version}+{pair.label}" if labelled else base_version
+    expected_version = f"{base_version}+{build.label}" if labelled else base_version
     v.check(match["version"] == expected_version, f"name: version {match['version']}, expected {expected_version}")
     v.check(match["python"] == "cp39" and match["abi"] == "abi3",
             f"name: tags {match['python']}-{match['abi']}, expected cp39-abi3 (one wheel for every CPython >= 3.9)")
@@ -122,15 +147,19 @@ def verify(wheel: Path, pair: matrix.Pair, platform_tag: str | None, skip_tools:
         metadata = zf.read(f"{dist_info}/METADATA").decode()
         build_info = json.loads(zf.read("my_ops/_build_info.json"))
         libraries = [n for n in names if re.search(r"\.(so|pyd|dll)(\.|$)", n)]
-        with tempfile.TemporaryDirectory() as tmp:
-            extension = [n for n in libraries if re.match(r"my_ops/_C[.\w-]*\.(so|pyd)$", n)]
-            if v.check(len(extension) == 1, f"bundled: expected one my_ops/_C extension, found {extension}"):
-                zf.extract(extension[0], tmp)
-                extension_path = Path(tmp) / extension[0]
+        extension = [n for n in libraries if re.match(r"my_ops/_C[.\w-]*\.(so|pyd)$", n)]
+        library = find_library(names)
+        v.check(len(extension) == 1, f"bundled: expected one my_ops/_C extension, found {extension}")
+        if v.check(library is not None, "bundled: expected my_ops/libmy_ops.so or my_ops/my_ops.dll"):
+            with tempfile.TemporaryDirectory() as tmp:
+                zf.extract(library, tmp)
+                for name in extension:
+                    zf.extract(name, tmp)
+                library_path = Path(tmp) / library
                 cuobjdump = find_cuobjdump()
-                sass_expected, ptx_expected = expected_architectures(pair.arch_list)
+                sass_expected, ptx_expected = expected_architectures(build.arch_list)
                 if v.check(cuobjdump is not None, "sass: no cuobjdump (set CUOBJDUMP or install nvidia-cuda-cuobjdump)"):
-                    cubins, ptx = inspect_kernels(extension_path, cuobjdump)
+                    cubins, ptx = inspect_kernels(library_path, cuobjdump)
                     v.report.update(sass=sorted(cubins, key=lambda s: int(re.sub(r"\D", "", s))),
                                     ptx=sorted(ptx, key=lambda s: int(re.sub(r"\D", "", s))))
                     v.check(set(cubins) == sass_expected,
@@ -139,6 +168,15 @@ def verify(wheel: Path, pair: matrix.Pair, platform_tag: str | None, skip_tools:
                     # every kernel translation unit carries every target
                     v.check(len(set(cubins.values()) | set(ptx.values())) <= 1,
                             f"sass: uneven kernels per target: cubins {dict(cubins)}, ptx {dict(ptx)}")
+                if build.abi == "stable" and library.endswith(".so"):
+                    for name in [library, *extension]:
+                        imports = torch_cxx_imports(Path(tmp) / name)
+                        v.report.setdefault("torch_cxx_imports", {})[name] = len(imports)
+                        v.check(not imports, f"symbols: {name} imports torch C++ symbols (not the "
+                                             f"stable ABI): {imports[:5]}")
+                        needed = needed_libraries(Path(tmp) / name)
+                        v.check(not any(n.startswith("libc10") for n in needed),
+                                f"symbols: {name} links {[n for n in needed if n.startswith('libc10')]}")
 
     # metadata
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
@@ -148,23 +186,27 @@ def verify(wheel: Path, pair: matrix.Pair, platform_tag: str | None, skip_tools:
     from packaging.specifiers import SpecifierSet
 
     ok = len(torch_requires) == 1 and Requirement(torch_requires[0]).specifier == SpecifierSet(
-        pair.torch_requirement.removeprefix("torch"))
-    v.check(ok, f"metadata: Requires-Dist {torch_requires}, expected {pair.torch_requirement}")
+        build.torch_requirement.removeprefix("torch"))
+    v.check(ok, f"metadata: Requires-Dist {torch_requires}, expected {build.torch_requirement}")
     metadata_version = re.search(r"^Version: (.+)$", metadata, re.M).group(1)
     v.check(metadata_version == expected_version, f"metadata: Version {metadata_version}, expected {expected_version}")
 
     # build info
-    v.report["build_info"] = {k: build_info.get(k) for k in ("version", "torch_version", "cuda_version", "arch_list", "commit")}
+    v.report["build_info"] = {k: build_info.get(k) for k in ("version", "abi", "torch_requirement", "torch_version",
+                                                            "cuda_version", "arch_list", "commit")}
     v.check(build_info.get("version") == expected_version, f"buildinfo: version {build_info.get('version')}")
-    v.check(str(build_info.get("torch_version", "")).startswith(pair.torch_build_version.rsplit(".", 1)[0] + "."),
-            f"buildinfo: built against torch {build_info.get('torch_version')}, expected {pair.torch}.x")
-    v.check(str(build_info.get("cuda_version", "")).startswith(pair.cuda + "."),
-            f"buildinfo: CUDA {build_info.get('cuda_version')}, expected {pair.cuda}")
-    v.check(build_info.get("arch_list") == pair.arch_list,
-            f"buildinfo: arch list {build_info.get('arch_list')}, expected {pair.arch_list}")
+    v.check(build_info.get("abi") == build.abi, f"buildinfo: ABI {build_info.get('abi')}, expected {build.abi}")
+    v.check(build_info.get("torch_requirement") == build.torch_requirement,
+            f"buildinfo: torch requirement {build_info.get('torch_requirement')}, expected {build.torch_requirement}")
+    v.check(str(build_info.get("torch_version", "")).startswith(build.torch + "."),
+            f"buildinfo: built against torch {build_info.get('torch_version')}, expected {build.torch}.x")
+    v.check(str(build_info.get("cuda_version", "")).startswith(build.cuda + "."),
+            f"buildinfo: CUDA {build_info.get('cuda_version')}, expected {build.cuda}")
+    v.check(build_info.get("arch_list") == build.arch_list,
+            f"buildinfo: arch list {build_info.get('arch_list')}, expected {build.arch_list}")
 
     # bundled libraries
-    bundled = [n for n in libraries if not re.match(r"my_ops/_C[.\w-]*\.(so|pyd)$", n)]
+    bundled = [n for n in libraries if n not in extension and n != library]
     v.report["bundled_libraries"] = bundled
     v.check(not bundled, f"bundled: libraries grafted into the wheel: {bundled}")
     v.check(not any(FORBIDDEN_LIBRARIES.search(n) for n in names),
@@ -191,7 +233,8 @@ def expected_base_version() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("wheel", type=Path)
-    parser.add_argument("--pair", required=True, help="e.g. 2.11-cu130, or 'default'")
+    parser.add_argument("--build", "--pair", dest="build", required=True,
+                        help="a build (cu130, 2.6-cu124), a pair it serves (2.13-cu130), or 'default'")
     parser.add_argument("--platform-tag", help="expected platform tag, e.g. manylinux_2_28_x86_64")
     parser.add_argument("--report", type=Path, help="write the findings as JSON here")
     parser.add_argument("--skip-tools", action="store_true", help="skip abi3audit, check-wheel-contents, twine")
@@ -199,9 +242,9 @@ def main() -> int:
     args = parser.parse_args()
 
     data = matrix.load()
-    pair = matrix.default_pair(data) if args.pair == "default" else matrix.find_pair(args.pair, data)
+    build = matrix.find_build(data["defaults"]["default_pair"] if args.build == "default" else args.build, data)
     base_version = expected_base_version()
-    v = verify(args.wheel, pair, args.platform_tag, args.skip_tools,
+    v = verify(args.wheel, build, args.platform_tag, args.skip_tools,
                float(data["defaults"]["wheel_size_limit_mb"]), base_version, labelled=not args.no_label)
     v.report["ok"] = not v.failures
     v.report["failures"] = v.failures

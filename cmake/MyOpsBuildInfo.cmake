@@ -3,7 +3,8 @@
 # generator all read this one record.
 function(my_ops_write_build_info)
   # ARCH_LIST is a CMake list ("7.5;8.0"), hence a multi-value argument.
-  cmake_parse_arguments(ARG "" "OUTPUT;TORCH_VERSION;TORCH_CUDA;CUDA_VERSION;CXX11_ABI" "ARCH_LIST" ${ARGN})
+  # MATRIX_INFO: the JSON of `scripts/matrix.py build-info --torch TORCH_VERSION`.
+  cmake_parse_arguments(ARG "" "OUTPUT;TORCH_VERSION;TORCH_CUDA;CUDA_VERSION;CXX11_ABI;MATRIX_INFO" "ARCH_LIST" ${ARGN})
   list(JOIN ARG_ARCH_LIST ";" arch_list)
   if(DEFINED SKBUILD_PROJECT_VERSION_FULL)
     set(version "${SKBUILD_PROJECT_VERSION_FULL}")
@@ -57,17 +58,14 @@ function(my_ops_write_build_info)
     string(JSON json SET "${json}" "${key}" "\"${value}\"")
   endforeach()
   string(JSON json SET "${json}" "cxx11_abi" "${abi}")
-  # Where the matching wheels are published, for the install commands the import guard prints.
-  execute_process(
-    COMMAND "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/matrix.py" build-info
-    OUTPUT_VARIABLE matrix_json RESULT_VARIABLE matrix_result OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(NOT matrix_result EQUAL 0)
-    message(FATAL_ERROR "scripts/matrix.py build-info failed")
-  endif()
-  string(JSON index_url GET "${matrix_json}" index_url)
-  string(JSON pairs GET "${matrix_json}" supported_pairs)
-  string(JSON json SET "${json}" "index_url" "\"${index_url}\"")
+  # The ABI family, its torch pin, and where the matching wheels are published
+  # (for the install commands the import guard prints).
+  foreach(key IN ITEMS abi torch_requirement index_url)
+    string(JSON value GET "${ARG_MATRIX_INFO}" ${key})
+    string(JSON json SET "${json}" "${key}" "\"${value}\"")
+  endforeach()
+  string(JSON pairs GET "${ARG_MATRIX_INFO}" supported_pairs)
   string(JSON json SET "${json}" "supported_pairs" "${pairs}")
-  string(JSON json SET "${json}" "schema" "1")
+  string(JSON json SET "${json}" "schema" "2")
   file(WRITE "${ARG_OUTPUT}" "${json}\n")
 endfunction()

@@ -4,12 +4,14 @@
 Every stage asks this script instead of repeating the data:
 
   matrix.py arch-list --cuda 13.0          TORCH_CUDA_ARCH_LIST for a CUDA version
-  matrix.py pairs [--platform linux]       one "torch-cuXYZ" pair per line
+  matrix.py pairs [--platform linux]       one "torch-cuXYZ" pair per line (the test axis)
+  matrix.py builds [--platform linux]      one build name per line (the build axis)
   matrix.py pair 2.11-cu130                everything about one pair, as JSON
-  matrix.py torch-requirement --torch 2.11 the wheel's torch pin
+  matrix.py build cu130                    everything about one build (or a pair's build)
+  matrix.py torch-requirement --torch 2.11 the torch pin of a wheel built against that torch
   matrix.py gha --event push --job test-cpu the GitHub Actions matrix of one job, as JSON
   matrix.py readme-table                   the README's supported-pairs table
-  matrix.py build-info                     index URL and pairs, for the wheel's build info
+  matrix.py build-info --torch 2.11.0      ABI family, torch pin, index URL and pairs, for the build info
   matrix.py default linux_platform         one value of [defaults]
 """
 
@@ -35,12 +37,61 @@ PLATFORMS = ("linux", "windows")
 
 
 @dataclass(frozen=True)
+class Build:
+    """One wheel build: a CUDA version and the torch it is compiled against.
+
+    A stable build (torch >= stable_abi_min) serves every stable pair of its
+    CUDA version; a legacy build serves exactly one pair.
+    """
+
+    abi: str  # "stable" or "legacy"
+    torch: str  # the torch minor built against, "2.11"
+    cuda: str  # "13.0"
+    torch_build_version: str  # "2.11.0"
+    torch_requirement: str  # the wheel's pin: "torch>=2.10" or "torch>=2.6,<2.7"
+    platforms: tuple[str, ...]
+    arch_list: str
+    linux_image: str
+    windows_toolkit: str
+    pip_toolkit: tuple[str, ...]
+    torch_on_pypi: bool  # PyPI's plain `pip install torch==X.Y.0` is this variant
+    serves: tuple[str, ...]  # the pairs whose users install this wheel
+
+    @property
+    def label(self) -> str:
+        return cuda_label(self.cuda)
+
+    @property
+    def name(self) -> str:
+        """'cu130' for a stable build, '2.6-cu124' for a legacy one."""
+        return self.label if self.abi == "stable" else f"{self.torch}-{self.label}"
+
+    @property
+    def torch_index_url(self) -> str:
+        return f"https://download.pytorch.org/whl/{self.label}"
+
+    @property
+    def torch_install_args(self) -> list[str]:
+        """pip arguments that install the torch this build compiles against."""
+        args = [f"torch=={self.torch_build_version}"]
+        if not self.torch_on_pypi:
+            args += ["--index-url", self.torch_index_url]
+        return args
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(label=self.label, name=self.name, torch_index_url=self.torch_index_url,
+                    torch_install_args=" ".join(self.torch_install_args))
+        return data
+
+
+@dataclass(frozen=True)
 class Pair:
-    """One (torch minor, CUDA version) combination and how to build and test it."""
+    """One (torch minor, CUDA version) combination users run, and the build that serves it."""
 
     torch: str  # "2.11"
     cuda: str  # "13.0"
-    torch_build_version: str  # "2.11.0"
+    torch_build_version: str  # "2.11.0": the release the pair is tested with
     platforms: tuple[str, ...]
     python_oldest: str
     python_newest: str
@@ -49,6 +100,9 @@ class Pair:
     windows_toolkit: str
     pip_toolkit: tuple[str, ...]
     torch_on_pypi: bool  # PyPI's plain `pip install torch==X.Y.0` is this variant
+    abi: str  # "stable" or "legacy"
+    build: str  # name of the Build whose wheel this pair installs
+    torch_requirement: str  # that wheel's torch pin
 
     @property
     def label(self) -> str:
@@ -57,10 +111,6 @@ class Pair:
     @property
     def name(self) -> str:
         return f"{self.torch}-{self.label}"
-
-    @property
-    def torch_requirement(self) -> str:
-        return torch_requirement(self.torch)
 
     @property
     def torch_index_url(self) -> str:
@@ -84,7 +134,6 @@ class Pair:
         data.update(
             label=self.label,
             name=self.name,
-            torch_requirement=self.torch_requirement,
             torch_index_url=self.torch_index_url,
             torch_install_args=" ".join(self.torch_install_args),
             index_path=self.index_path,
@@ -98,9 +147,24 @@ def cuda_label(cuda: str) -> str:
     return f"cu{major}{minor}"
 
 
-def torch_requirement(torch_minor: str) -> str:
-    """'2.11' -> 'torch>=2.11,<2.12'."""
-    major, minor = (int(p) for p in torch_minor.split(".")[:2])
+def _minor_key(version: str) -> tuple[int, int]:
+    major, minor = (int(p) for p in version.split(".")[:2])
+    return major, minor
+
+
+def abi_of(torch_version: str, data: dict[str, Any] | None = None) -> str:
+    """'stable' for torch >= [defaults].stable_abi_min, else 'legacy'."""
+    data = data or load()
+    stable_min = data["defaults"]["stable_abi_min"]
+    return "stable" if _minor_key(torch_version) >= _minor_key(stable_min) else "legacy"
+
+
+def torch_requirement(torch_version: str, data: dict[str, Any] | None = None) -> str:
+    """The pin of a wheel built against this torch: '2.11' -> 'torch>=2.10'; '2.6' -> 'torch>=2.6,<2.7'."""
+    data = data or load()
+    if abi_of(torch_version, data) == "stable":
+        return f"torch>={data['defaults']['stable_abi_min']}"
+    major, minor = _minor_key(torch_version)
     return f"torch>={major}.{minor},<{major}.{minor + 1}"
 
 
@@ -109,29 +173,74 @@ def load(path: Path = MATRIX_FILE) -> dict[str, Any]:
         return tomllib.load(f)
 
 
-def all_pairs(data: dict[str, Any] | None = None) -> list[Pair]:
-    data = data or load()
-    pairs = []
+def _pair_specs(data: dict[str, Any]):
+    """(torch minor, torch spec, cuda, cuda spec, platforms) for every pair."""
     for torch_minor, spec in data["torch"].items():
         for cuda in spec["cuda"]:
             if cuda not in data["cuda"]:
                 raise SystemExit(f"matrix.toml: torch {torch_minor} names CUDA {cuda}, "
                                  f"which has no [cuda.\"{cuda}\"] table")
-            cuda_spec = data["cuda"][cuda]
             platforms = ("linux",) if cuda in spec.get("linux_only", []) else PLATFORMS
-            pairs.append(Pair(
-                torch=torch_minor,
-                cuda=cuda,
-                torch_build_version=spec["build_version"],
-                platforms=platforms,
-                python_oldest=spec["python"][0],
-                python_newest=spec["python"][-1],
-                arch_list=cuda_spec["arch_list"],
-                linux_image=cuda_spec["linux_image"],
-                windows_toolkit=cuda_spec["windows_toolkit"],
-                pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
-                torch_on_pypi=spec.get("pypi_cuda") == cuda,
-            ))
+            yield torch_minor, spec, cuda, data["cuda"][cuda], platforms
+
+
+def all_builds(data: dict[str, Any] | None = None) -> list[Build]:
+    """The build axis: one stable build per CUDA version, one legacy build per older pair."""
+    data = data or load()
+    stable: dict[str, list] = {}
+    builds = []
+    for torch_minor, spec, cuda, cuda_spec, platforms in _pair_specs(data):
+        if abi_of(torch_minor, data) == "stable":
+            stable.setdefault(cuda, []).append((torch_minor, spec, platforms))
+            continue
+        builds.append(Build(
+            abi="legacy", torch=torch_minor, cuda=cuda, torch_build_version=spec["build_version"],
+            torch_requirement=torch_requirement(torch_minor, data), platforms=platforms,
+            arch_list=cuda_spec["arch_list"], linux_image=cuda_spec["linux_image"],
+            windows_toolkit=cuda_spec["windows_toolkit"],
+            pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
+            torch_on_pypi=spec.get("pypi_cuda") == cuda, serves=(f"{torch_minor}-{cuda_label(cuda)}",)))
+    preferred = _minor_key(data["defaults"]["stable_build_torch"])
+    for cuda, users in stable.items():
+        users.sort(key=lambda u: _minor_key(u[0]))
+        # the preferred minor, else the oldest later one, else the newest earlier one
+        later = [u for u in users if _minor_key(u[0]) >= preferred]
+        torch_minor, spec, _ = later[0] if later else users[-1]
+        platforms = tuple(p for p in PLATFORMS if any(p in u[2] for u in users))
+        cuda_spec = data["cuda"][cuda]
+        builds.append(Build(
+            abi="stable", torch=torch_minor, cuda=cuda, torch_build_version=spec["build_version"],
+            torch_requirement=torch_requirement(torch_minor, data), platforms=platforms,
+            arch_list=cuda_spec["arch_list"], linux_image=cuda_spec["linux_image"],
+            windows_toolkit=cuda_spec["windows_toolkit"],
+            pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
+            torch_on_pypi=spec.get("pypi_cuda") == cuda,
+            serves=tuple(f"{u[0]}-{cuda_label(cuda)}" for u in users)))
+    return sorted(builds, key=lambda b: (b.abi != "stable", _minor_key(b.cuda), _minor_key(b.torch)))
+
+
+def all_pairs(data: dict[str, Any] | None = None) -> list[Pair]:
+    data = data or load()
+    build_of = {pair: build for build in all_builds(data) for pair in build.serves}
+    pairs = []
+    for torch_minor, spec, cuda, cuda_spec, platforms in _pair_specs(data):
+        name = f"{torch_minor}-{cuda_label(cuda)}"
+        pairs.append(Pair(
+            torch=torch_minor,
+            cuda=cuda,
+            torch_build_version=spec["build_version"],
+            platforms=platforms,
+            python_oldest=spec["python"][0],
+            python_newest=spec["python"][-1],
+            arch_list=cuda_spec["arch_list"],
+            linux_image=cuda_spec["linux_image"],
+            windows_toolkit=cuda_spec["windows_toolkit"],
+            pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
+            torch_on_pypi=spec.get("pypi_cuda") == cuda,
+            abi=build_of[name].abi,
+            build=build_of[name].name,
+            torch_requirement=build_of[name].torch_requirement,
+        ))
     return pairs
 
 
@@ -143,6 +252,17 @@ def find_pair(name: str, data: dict[str, Any] | None = None) -> Pair:
             return pair
     known = ", ".join(p.name for p in pairs)
     raise SystemExit(f"no pair {name!r} in matrix.toml; known pairs: {known}")
+
+
+def find_build(name: str, data: dict[str, Any] | None = None) -> Build:
+    """A build by name ('cu130', '2.6-cu124'), or the build that serves a pair ('2.13-cu130')."""
+    data = data or load()
+    builds = all_builds(data)
+    for build in builds:
+        if name == build.name or name in build.serves:
+            return build
+    known = ", ".join(b.name for b in builds)
+    raise SystemExit(f"no build {name!r} in matrix.toml (nor a pair of one); known builds: {known}")
 
 
 def default_pair(data: dict[str, Any] | None = None) -> Pair:
@@ -165,9 +285,11 @@ JOBS = ("build-linux", "build-windows", "test-cpu", "test-gpu")
 def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
     """The `strategy.matrix` of one workflow job for a GitHub event.
 
-    Pull requests get the pairs of [pull_request]; every other event all of them.
-    build-linux / build-windows: one entry per pair built on that platform.
-    test-cpu: one entry per (pair, platform, oldest and newest Python).
+    Pull requests get the pairs of [pull_request] (and the builds serving
+    them); every other event all of them.
+    build-linux / build-windows: one entry per build made on that platform.
+    test-cpu: one entry per (pair, platform, oldest and newest Python), naming
+      the build whose wheel it installs.
     test-gpu: one entry per Linux pair.
     """
     data = data or load()
@@ -178,16 +300,22 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None) -> dict
         wanted = set(data["pull_request"]["pairs"])
         pairs = [p for p in pairs if p.name in wanted]
     include = []
+    if job in ("build-linux", "build-windows"):
+        platform = job.split("-")[1]
+        needed = {p.build for p in pairs if platform in p.platforms}
+        for build in all_builds(data):
+            if build.name in needed and platform in build.platforms:
+                entry = build.as_dict()
+                entry.update(pip_toolkit=" ".join(build.pip_toolkit), serves=",".join(build.serves),
+                             platforms=",".join(build.platforms), platform=platform,
+                             platform_tag=data["defaults"][f"{platform}_platform"])
+                include.append(entry)
+        return {"include": include}
     for pair in pairs:
         entry = pair.as_dict()
         entry["pip_toolkit"] = " ".join(pair.pip_toolkit)
         entry["platforms"] = ",".join(pair.platforms)
-        if job in ("build-linux", "build-windows"):
-            platform = job.split("-")[1]
-            if platform in pair.platforms:
-                include.append({**entry, "platform": platform,
-                                "platform_tag": data["defaults"][f"{platform}_platform"]})
-        elif job == "test-cpu":
+        if job == "test-cpu":
             for platform in pair.platforms:
                 for python in sorted({pair.python_oldest, pair.python_newest}):
                     include.append({**entry, "platform": platform, "python": python,
@@ -201,14 +329,14 @@ def readme_table(data: dict[str, Any] | None = None) -> str:
     data = data or load()
     default = data["defaults"]["default_pair"]
     lines = [
-        "| torch | CUDA | wheel label | platforms | GPU architectures (SASS; +PTX = JIT for newer) | install |",
+        "| torch | CUDA | wheel (label, ABI) | platforms | GPU architectures (SASS; +PTX = JIT for newer) | install |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for pair in all_pairs(data):
         command = (f"`pip install my_ops==1.0+{pair.label} --extra-index-url "
                    f"{data['defaults']['index_url']}/{pair.index_path}`")
         tag = " (PyPI default)" if pair.name == default else ""
-        lines.append(f"| {pair.torch} | {pair.cuda} | +{pair.label}{tag} | "
+        lines.append(f"| {pair.torch} | {pair.cuda} | +{pair.label} {pair.abi}{tag} | "
                      f"{', '.join(pair.platforms)} | {pair.arch_list.replace(';', ' ')} | {command} |")
     return "\n".join(lines)
 
@@ -220,8 +348,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cuda", required=True)
     p = sub.add_parser("pairs", help="every pair, one per line")
     p.add_argument("--platform", choices=PLATFORMS)
+    p = sub.add_parser("builds", help="every build, one per line")
+    p.add_argument("--platform", choices=PLATFORMS)
     p = sub.add_parser("pair", help="one pair as JSON, or one field of it")
     p.add_argument("name", help="e.g. 2.11-cu130, or 'default'")
+    p.add_argument("--field", help="print just this field, e.g. torch_install_args")
+    p = sub.add_parser("build", help="one build (or the build serving a pair) as JSON, or one field")
+    p.add_argument("name", help="e.g. cu130, 2.6-cu124, 2.13-cu130, or 'default'")
     p.add_argument("--field", help="print just this field, e.g. torch_install_args")
     p = sub.add_parser("torch-requirement", help="the torch pin of a wheel")
     p.add_argument("--torch", required=True)
@@ -231,7 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("readme-table", help="Markdown table of supported pairs")
     p.add_argument("--update", type=Path, metavar="README",
                    help="replace the <!-- pairs:begin --> ... <!-- pairs:end --> block of this file")
-    sub.add_parser("build-info", help="what a wheel records of the matrix, as JSON")
+    p = sub.add_parser("build-info", help="what a wheel records of the matrix, as JSON")
+    p.add_argument("--torch", required=True, help="the torch version built against, e.g. 2.11.0")
     p = sub.add_parser("default", help="one value of [defaults], e.g. linux_platform")
     p.add_argument("key")
     args = parser.parse_args(argv)
@@ -242,12 +376,19 @@ def main(argv: list[str] | None = None) -> int:
         for pair in all_pairs():
             if args.platform is None or args.platform in pair.platforms:
                 print(pair.name)
-    elif args.command == "pair":
-        pair = default_pair() if args.name == "default" else find_pair(args.name)
-        data = pair.as_dict()
+    elif args.command == "builds":
+        for build in all_builds():
+            if args.platform is None or args.platform in build.platforms:
+                print(build.name)
+    elif args.command in ("pair", "build"):
+        if args.command == "pair":
+            item = default_pair() if args.name == "default" else find_pair(args.name)
+        else:
+            item = find_build(load()["defaults"]["default_pair"] if args.name == "default" else args.name)
+        data = item.as_dict()
         if args.field:
             if args.field not in data:
-                raise SystemExit(f"a pair has no field {args.field!r}; fields: {', '.join(data)}")
+                raise SystemExit(f"a {args.command} has no field {args.field!r}; fields: {', '.join(data)}")
             value = data[args.field]
             print(" ".join(value) if isinstance(value, (list, tuple)) else value)
         else:
@@ -275,7 +416,9 @@ def main(argv: list[str] | None = None) -> int:
         print(defaults[args.key])
     elif args.command == "build-info":
         data = load()
-        print(json.dumps({"index_url": data["defaults"]["index_url"],
+        print(json.dumps({"abi": abi_of(args.torch, data),
+                          "torch_requirement": torch_requirement(args.torch, data),
+                          "index_url": data["defaults"]["index_url"],
                           "supported_pairs": [p.name for p in all_pairs(data)]}))
     return 0
 

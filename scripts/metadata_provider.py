@@ -9,9 +9,10 @@ pyproject.toml. It decides, before CMake runs:
                 sdist itself (PyPI refuses local labels), and when building
                 from an sdist (pip requires the sdist's version).
                 MY_OPS_NIGHTLY=YYYYMMDD makes a nightly: "1.0.1.devYYYYMMDD".
-  dependencies  the torch minor installed in the build environment:
-                "torch>=2.11,<2.12". The extension only works with the torch
-                minor it was compiled against.
+  dependencies  from the torch installed in the build environment, through
+                scripts/matrix.py: "torch>=2.10" for a stable-ABI build (it
+                loads into every later torch), "torch>=2.6,<2.7" for a legacy
+                one (bound to the torch minor it was compiled against).
 
 CMake checks that the nvcc it uses matches the label (cmake/MyOpsCuda.cmake).
 """
@@ -114,8 +115,12 @@ def torch_requirement() -> str:
             "installed. Install torch first, then build without build isolation: "
             "pip install torch && pip install --no-build-isolation ."
         ) from None
-    major, minor = (int(p) for p in installed.split(".")[:2])
-    return f"torch>={major}.{minor},<{major}.{minor + 1}"
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import matrix
+
+    return matrix.torch_requirement(installed)
 
 
 def dynamic_metadata(settings: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,9 +21,14 @@ from my_ops._build_info import BuildInfo, arch_covers, arch_mismatch, install_co
 INFO = BuildInfo(
     version="1.0.0+cu130", label="cu130", torch_version="2.11.0+cu130", torch_cuda="13.0",
     cuda_version="13.0.88", arch_list="7.5;8.0;8.6;9.0;10.0;12.0+PTX", cxx11_abi=True,
-    build_date="2026-11-22T00:00:00Z", commit="abc", index_url="https://example.test/idx",
-    supported_pairs=("2.6-cu124", "2.10-cu128", "2.11-cu126", "2.11-cu130"),
+    build_date="2026-11-22T00:00:00Z", commit="abc", abi="stable", torch_requirement="torch>=2.10",
+    index_url="https://example.test/idx",
+    supported_pairs=("2.6-cu124", "2.10-cu128", "2.11-cu126", "2.11-cu130", "2.15-cu132"),
 )
+LEGACY = dataclasses.replace(
+    INFO, version="1.0.0+cu124", label="cu124", torch_version="2.6.0+cu124", torch_cuda="12.4",
+    cuda_version="12.4.131", arch_list="5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX", abi="legacy",
+    torch_requirement="torch>=2.6,<2.7")
 
 
 def test_installed_build_info_describes_this_build():
@@ -42,9 +47,30 @@ def test_matching_torch_passes():
     assert torch_mismatch(INFO, "2.11.3", "13.2") is None  # patch releases and CUDA minors fit
 
 
-def test_other_torch_minor_names_the_wheel_that_fits():
-    problem = torch_mismatch(INFO, "2.10.0+cu128", "12.8")
-    assert "compiled against torch 2.11.0+cu130" in problem
+def test_stable_wheel_serves_every_later_torch_of_its_cuda_major():
+    for torch_version, cuda in [("2.10.0+cu130", "13.0"), ("2.13.0", "13.0"), ("2.15.0", "13.2"),
+                                ("2.19.1", "13.9")]:
+        assert torch_mismatch(INFO, torch_version, cuda) is None, torch_version
+
+
+def test_stable_wheel_refuses_older_torch():
+    problem = torch_mismatch(INFO, "2.9.1+cu130", "13.0")
+    assert "it uses the LibTorch stable ABI of torch >= 2.10" in problem
+    assert "my_ops==1.0+cu130 --extra-index-url https://example.test/idx/whl/torch2.9/cu130/" not in problem
+    assert "publishes no wheel for torch 2.9 with cu130" in problem
+
+
+def test_legacy_wheel_serves_its_minor_only():
+    assert torch_mismatch(LEGACY, "2.6.0+cu124", "12.4") is None
+    problem = torch_mismatch(LEGACY, "2.7.0+cu126", "12.6")
+    assert "compiled against torch 2.6.0+cu124" in problem
+    assert LEGACY.torch_range_text == "torch 2.6"
+    assert INFO.torch_range_text == "torch >= 2.10"
+
+
+def test_other_torch_names_the_wheel_that_fits():
+    problem = torch_mismatch(LEGACY, "2.10.0+cu128", "12.8")
+    assert "compiled against torch 2.6.0+cu124" in problem
     assert "pip install --force-reinstall --no-deps my_ops==1.0+cu128 --extra-index-url https://example.test/idx/whl/torch2.10/cu128/" in problem
 
 
@@ -77,6 +103,11 @@ def _copy_installed_package(tmp_path: Path, **changes) -> Path:
     return target
 
 
+# The installed package relabelled as a legacy build for another torch minor.
+FOREIGN_LEGACY = dict(torch_version="2.9.0+cu128", torch_cuda="12.8", abi="legacy",
+                      torch_requirement="torch>=2.9,<2.10")
+
+
 def _run(code_or_module: list[str], site: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(site))
     return subprocess.run([sys.executable, *code_or_module], capture_output=True, text=True,
@@ -84,7 +115,7 @@ def _run(code_or_module: list[str], site: Path) -> subprocess.CompletedProcess:
 
 
 def test_import_with_foreign_build_info_raises_clear_import_error(tmp_path):
-    site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
+    site = _copy_installed_package(tmp_path, **FOREIGN_LEGACY)
     result = _run(["-c", "import my_ops"], site)
     assert result.returncode != 0
     assert "ImportError: my_ops" in result.stderr
@@ -94,17 +125,29 @@ def test_import_with_foreign_build_info_raises_clear_import_error(tmp_path):
     assert "undefined symbol" not in result.stderr
 
 
+def test_stable_build_under_older_torch_raises_clear_import_error(tmp_path):
+    """The running torch relabelled as too old for a stable build of this wheel."""
+    running = tuple(int(p) for p in torch.__version__.split(".")[:2])
+    site = _copy_installed_package(tmp_path, abi="stable",
+                                   torch_requirement=f"torch>={running[0]}.{running[1] + 1}")
+    result = _run(["-c", "import my_ops"], site)
+    assert result.returncode != 0
+    assert f"it uses the LibTorch stable ABI of torch >= {running[0]}.{running[1] + 1}" in result.stderr
+    assert "undefined symbol" not in result.stderr
+
+
 def test_python_m_my_ops_reports_match(tmp_path):
     site = _copy_installed_package(tmp_path)
     result = _run(["-m", "my_ops"], site)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"my_ops {my_ops.__version__}" in result.stdout
     assert "torch: matches this build" in result.stdout
+    assert f"binding: {'LibTorch stable ABI' if my_ops.build_info.abi == 'stable' else 'regular C++ API'}" in result.stdout
     assert "the wheel for this torch: pip install" in result.stdout
 
 
 def test_python_m_my_ops_reports_mismatch(tmp_path):
-    site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
+    site = _copy_installed_package(tmp_path, **FOREIGN_LEGACY)
     result = _run(["-m", "my_ops"], site)
     assert result.returncode == 1
     assert "MISMATCH" in result.stdout and "compiled against torch 2.9.0+cu128" in result.stdout
@@ -112,7 +155,7 @@ def test_python_m_my_ops_reports_mismatch(tmp_path):
 
 def test_python_m_my_ops_reports_mismatch_without_orig_argv(tmp_path):
     """Python 3.9 has no sys.orig_argv: the report must not depend on it."""
-    site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
+    site = _copy_installed_package(tmp_path, **FOREIGN_LEGACY)
     code = ("import runpy, sys\n"
             "if hasattr(sys, 'orig_argv'): del sys.orig_argv\n"
             "runpy.run_module('my_ops', run_name='__main__', alter_sys=True)\n")
@@ -122,7 +165,7 @@ def test_python_m_my_ops_reports_mismatch_without_orig_argv(tmp_path):
 
 
 def test_import_by_another_module_without_orig_argv_still_raises(tmp_path):
-    site = _copy_installed_package(tmp_path, torch_version="2.9.0+cu128", torch_cuda="12.8")
+    site = _copy_installed_package(tmp_path, **FOREIGN_LEGACY)
     code = "import sys\nif hasattr(sys, 'orig_argv'): del sys.orig_argv\nimport my_ops\n"
     result = _run(["-c", code], site)
     assert result.returncode != 0

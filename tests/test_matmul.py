@@ -48,19 +48,19 @@ def test_matmul_empty_inner_dimension_is_zero(device):
 
 
 def test_inner_dimension_mismatch_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to have 4 rows \(the columns of a \[3, 4\]\), but got b of shape \[5, 2\]"):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to have 4 rows \(the columns of a\), but got shape \[5, 2\]"):
         my_ops.matmul(torch.randn(3, 4, device=device), torch.randn(5, 2, device=device))
 
 
 def test_non_2d_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be a 2-D matrix \[M, K\], but got 3-D shape \[2, 3, 4\]"):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be 2-D, but got 3-D shape \[2, 3, 4\]"):
         my_ops.matmul(torch.randn(2, 3, 4, device=device), torch.randn(4, 2, device=device))
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be a 2-D matrix \[K, N\], but got 1-D shape \[4\]"):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be 2-D, but got 1-D shape \[4\]"):
         my_ops.matmul(torch.randn(3, 4, device=device), torch.randn(4, device=device))
 
 
 def test_matmul_integer_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be a float32, float64, float16 or bfloat16 tensor, but got Int"):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be a float32, float64, float16 or bfloat16 tensor, but got torch.int32"):
         my_ops.matmul(torch.ones(2, 2, dtype=torch.int32, device=device), torch.ones(2, 2, device=device))
 
 

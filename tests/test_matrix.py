@@ -26,6 +26,7 @@ NVCC_TARGETS = {
     "13.2": {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121},
 }
 PAIRS = matrix.all_pairs()
+BUILDS = matrix.all_builds()
 
 
 def test_support_policy():
@@ -52,8 +53,28 @@ def test_arch_list_is_buildable_and_ends_in_ptx(pair):
 
 
 def test_torch_requirement():
-    assert matrix.torch_requirement("2.11") == "torch>=2.11,<2.12"
+    assert matrix.torch_requirement("2.11") == "torch>=2.10"  # stable ABI: every later torch
+    assert matrix.torch_requirement("2.10.0") == "torch>=2.10"
+    assert matrix.torch_requirement("2.6") == "torch>=2.6,<2.7"  # legacy: its own minor
     assert matrix.find_pair("2.6-cu124").torch_requirement == "torch>=2.6,<2.7"
+    assert matrix.find_pair("2.15-cu132").torch_requirement == "torch>=2.10"
+
+
+def test_one_stable_build_per_cuda_version_serves_every_stable_pair():
+    stable = [b for b in BUILDS if b.abi == "stable"]
+    assert sorted(b.name for b in stable) == sorted({p.label for p in PAIRS if p.abi == "stable"})
+    for pair in PAIRS:
+        build = matrix.find_build(pair.name)
+        assert pair.name in build.serves and build.cuda == pair.cuda
+        assert set(pair.platforms) <= set(build.platforms)
+        assert build.abi == ("stable" if tuple(map(int, pair.torch.split("."))) >= (2, 10) else "legacy")
+    # stable builds compile against 2.11 where it has the CUDA version, else the oldest later minor
+    assert matrix.find_build("cu130").torch == "2.11"
+    assert matrix.find_build("cu132").torch == "2.12"
+    assert matrix.find_build("2.6-cu124").serves == ("2.6-cu124",)
+    # the build axis per release: stable CUDA versions x platforms + legacy pairs x platforms
+    assert sum(len(b.platforms) for b in BUILDS) == 11
+    assert sum(len(p.platforms) for p in PAIRS) == 40  # one build per pair and platform, before
 
 
 def test_torch_install_args():
@@ -69,16 +90,17 @@ def test_gha_matrices(event):
     test_cpu = matrix.gha_matrix(event, "test-cpu")["include"]
     linux_names = {e["name"] for e in build_linux}
     windows_names = {e["name"] for e in build_windows}
-    if event == "push":
-        assert linux_names == {p.name for p in PAIRS}
-    else:
-        assert linux_names == set(matrix.load()["pull_request"]["pairs"])
+    pairs = PAIRS if event == "push" else [p for p in PAIRS if p.name in matrix.load()["pull_request"]["pairs"]]
+    assert linux_names == {p.build for p in pairs}
     assert windows_names <= linux_names
-    # every built wheel is tested on the oldest and newest Python of its torch
-    for entry in build_linux + build_windows:
-        pair = matrix.find_pair(entry["name"])
-        pythons = {e["python"] for e in test_cpu if e["name"] == entry["name"] and e["platform"] == entry["platform"]}
-        assert pythons == {pair.python_oldest, pair.python_newest}
+    # every pair is tested on the oldest and newest Python of its torch, with the wheel of its build
+    for pair in pairs:
+        for platform in pair.platforms:
+            entries = [e for e in test_cpu if e["name"] == pair.name and e["platform"] == platform]
+            assert {e["python"] for e in entries} == {pair.python_oldest, pair.python_newest}
+            assert {e["build"] for e in entries} == {pair.build}
+            built = build_linux if platform == "linux" else build_windows
+            assert pair.build in {e["name"] for e in built}
     for entry in build_linux:
         assert entry["platform_tag"] == "manylinux_2_28_x86_64"
         assert re.fullmatch(r"pytorch/manylinux2_28-builder:cuda\d+\.\d+", entry["linux_image"])
@@ -90,7 +112,8 @@ def test_gha_matrix_script_writes_github_outputs(tmp_path):
                    env={"PATH": "/usr/bin:/bin", "EVENT": "pull_request", "GITHUB_OUTPUT": str(out)})
     lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
     assert set(lines) == {"build-linux", "build-windows", "test-cpu", "test-gpu"}
-    assert len(json.loads(lines["build-linux"])["include"]) == len(matrix.load()["pull_request"]["pairs"])
+    wanted = matrix.load()["pull_request"]["pairs"]
+    assert len(json.loads(lines["build-linux"])["include"]) == len({matrix.find_build(p).name for p in wanted})
 
 
 def test_readme_table_is_generated_from_the_matrix():

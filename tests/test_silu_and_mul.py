@@ -94,7 +94,7 @@ def test_opcheck(sample, device):
 
 
 def test_odd_last_dim_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.silu_and_mul: expected the last dimension of x to be even \(gate and up halves of 2 \* d\), but got 7"):
+    with pytest.raises(RuntimeError, match=r"my_ops.silu_and_mul: expected the last dimension of x to be even, but got 7"):
         my_ops.silu_and_mul(torch.randn(3, 7, device=device))
 
 
@@ -104,7 +104,7 @@ def test_zero_dim_rejected(device):
 
 
 def test_integer_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.silu_and_mul: expected x to be a float32, float64, float16 or bfloat16 tensor, but got Short"):
+    with pytest.raises(RuntimeError, match=r"my_ops.silu_and_mul: expected x to be a float32, float64, float16 or bfloat16 tensor, but got torch.int16"):
         my_ops.silu_and_mul(torch.ones(2, 4, dtype=torch.int16, device=device))
 
 

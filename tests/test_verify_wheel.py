@@ -37,20 +37,20 @@ def _built_wheel() -> Path:
     return built_wheel()
 
 
-def _pair_of(wheel: Path) -> str:
+def _build_of(wheel: Path) -> matrix.Build:
     info = my_ops.build_info
-    return f"{info.torch_minor}-{info.cuda_label}"
+    return matrix.find_build(f"{info.torch_minor}-{info.cuda_label}")  # the build serving this pair
 
 
-def _verify(wheel: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "ci/verify-wheel.py"), str(wheel), "--pair",
-                           _pair_of(wheel), *extra], capture_output=True, text=True)
+def _verify(wheel: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "ci/verify-wheel.py"), str(wheel), "--build",
+                           _build_of(wheel).name, *extra], capture_output=True, text=True, env=env)
 
 
 def test_built_wheel_passes(tmp_path):
     wheel = _built_wheel()
-    pair = matrix.find_pair(_pair_of(wheel))
-    if my_ops.build_info.arch_list != pair.arch_list:
+    build = _build_of(wheel)
+    if my_ops.build_info.arch_list != build.arch_list:
         pytest.skip(f"dist/ holds a wheel built for TORCH_CUDA_ARCH_LIST={my_ops.build_info.arch_list}")
     report = tmp_path / "report.json"
     result = _verify(wheel, "--report", str(report))
@@ -58,17 +58,23 @@ def test_built_wheel_passes(tmp_path):
     data = json.loads(report.read_text())
     assert data["ok"] and data["bundled_libraries"] == []
     assert data["tools"] == {"abi3audit": "ok", "check-wheel-contents": "ok", "twine check": "ok"}
-    assert data["requires_torch"] == [f"torch<{pair.torch.split('.')[0]}.{int(pair.torch.split('.')[1]) + 1},>={pair.torch}"]
+    assert data["abi"] == my_ops.build_info.abi == build.abi
+    if build.abi == "stable":
+        assert data["requires_torch"] == ["torch>=2.10"]
+        # the stable wheel's shared objects import no torch C++ symbol
+        assert set(data["torch_cxx_imports"].values()) == {0} and len(data["torch_cxx_imports"]) == 2
 
 
 def _broken_copy(wheel: Path, tmp_path: Path, add: dict[str, bytes] | None = None,
-                 build_info: dict | None = None, name: str | None = None) -> Path:
+                 build_info: dict | None = None, name: str | None = None,
+                 replace: dict[str, bytes] | None = None) -> Path:
     target = tmp_path / (name or wheel.name)
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(target, "w") as dst:
         for item in src.infolist():
             data = src.read(item)
             if build_info and item.filename == "my_ops/_build_info.json":
                 data = json.dumps({**json.loads(data), **build_info}).encode()
+            data = (replace or {}).get(item.filename, data)
             dst.writestr(item, data)
         for path, data in (add or {}).items():
             dst.writestr(path, data)
@@ -84,10 +90,7 @@ def test_bundled_cuda_runtime_fails(tmp_path):
 
 def test_missing_sm_fails(tmp_path):
     wheel = _built_wheel()
-    pair = matrix.find_pair(_pair_of(wheel))
-    result = subprocess.run([sys.executable, str(ROOT / "ci/verify-wheel.py"), str(wheel), "--pair",
-                             pair.name, "--skip-tools"], capture_output=True, text=True,
-                            env={**os.environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
+    result = _verify(wheel, "--skip-tools", env={**os.environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
     assert result.returncode == 1
     assert "sass: SASS for ['sm_80'], expected" in result.stdout
     assert "sass: PTX for [], expected" in result.stdout
@@ -99,6 +102,23 @@ def _fake_cuobjdump(tmp_path: Path) -> Path:
     script.write_text("#!/bin/sh\necho 'ELF file    1: _C.1.sm_80.cubin'\n")
     script.chmod(0o755)
     return script
+
+
+def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
+    """A libmy_ops that calls into torch's C++ API (c10::...) is not a stable-ABI build."""
+    wheel = _built_wheel()
+    if my_ops.build_info.abi != "stable" or not shutil.which("cc"):
+        pytest.skip("needs a stable-ABI build and a C compiler")
+    source = tmp_path / "lib.c"
+    source.write_text("extern void _ZN3c104warnEv(void);\nvoid f(void) { _ZN3c104warnEv(); }\n")
+    library = tmp_path / "libmy_ops.so"
+    subprocess.run(["cc", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    wheel = _broken_copy(wheel, broken, replace={"my_ops/libmy_ops.so": library.read_bytes()})
+    result = _verify(wheel, "--skip-tools", env={**os.environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
+    assert result.returncode == 1
+    assert "symbols: my_ops/libmy_ops.so imports torch C++ symbols (not the stable ABI): ['c10::warn()']" in result.stdout
 
 
 def test_wrong_arch_list_in_build_info_fails(tmp_path):

@@ -35,6 +35,9 @@ def report() -> tuple[list[str], bool]:
         lines.append("  built without CUDA kernels (CPU only)")
     lines.append(f"  built against torch {info.torch_version} (CUDA {info.torch_cuda or 'none'}), "
                  f"C++11 ABI {'on' if info.cxx11_abi else 'off'}")
+    family = ("LibTorch stable ABI" if info.abi == "stable"
+              else "regular C++ API, bound to one torch minor")
+    lines.append(f"  binding: {family}; serves {info.torch_range_text}")
     lines.append(f"  built {info.build_date} from commit {info.commit} for {info.platform}")
 
     lines.append(f"running torch {torch.__version__} (CUDA {torch.version.cuda or 'none'}) on "

@@ -28,12 +28,39 @@ class BuildInfo:
     build_date: str
     commit: str
     platform: str = ""
+    abi: str = "legacy"  # "stable": LibTorch stable ABI, serves every torch in torch_requirement
+    torch_requirement: str = ""  # the wheel's pin, e.g. "torch>=2.10" or "torch>=2.6,<2.7"
     index_url: str = DEFAULT_INDEX_URL
     supported_pairs: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def torch_minor(self) -> str:
         return minor_of(self.torch_version)
+
+    @property
+    def torch_range(self) -> tuple[tuple[int, int], tuple[int, int] | None]:
+        """(lowest minor, first minor not served or None) from torch_requirement;
+        a build without one serves its own minor only."""
+        lower = upper = None
+        for part in self.torch_requirement.removeprefix("torch").split(","):
+            part = part.strip()
+            if part.startswith(">="):
+                lower = _minor_tuple(part[2:])
+            elif part.startswith("<"):
+                upper = _minor_tuple(part[1:])
+        if lower is None:
+            own = _minor_tuple(self.torch_version)
+            return own, (own[0], own[1] + 1)
+        return lower, upper
+
+    @property
+    def torch_range_text(self) -> str:
+        lower, upper = self.torch_range
+        if upper is None:
+            return f"torch >= {lower[0]}.{lower[1]}"
+        if upper == (lower[0], lower[1] + 1):
+            return f"torch {lower[0]}.{lower[1]}"
+        return f"torch >= {lower[0]}.{lower[1]}, < {upper[0]}.{upper[1]}"
 
     @property
     def has_cuda(self) -> bool:
@@ -54,6 +81,11 @@ def minor_of(version: str) -> str:
     if not match:
         raise ValueError(f"not a version: {version!r}")
     return f"{match.group(1)}.{match.group(2)}"
+
+
+def _minor_tuple(version: str) -> tuple[int, int]:
+    major, minor = minor_of(version).split(".")
+    return int(major), int(minor)
 
 
 def cuda_label(cuda_version: str | None) -> str:
@@ -97,9 +129,14 @@ def install_command(info: BuildInfo, torch_version: str, torch_cuda: str | None)
 def torch_mismatch(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> str | None:
     """Why this build cannot load into the given torch, or None when it can."""
     problems = []
-    if minor_of(torch_version) != info.torch_minor:
-        problems.append(f"it was compiled against torch {info.torch_version}, and the C++ ABI of "
-                        "torch changes between minor versions")
+    lower, upper = info.torch_range
+    running = _minor_tuple(torch_version)
+    if running < lower or (upper is not None and running >= upper):
+        if info.abi == "stable":
+            problems.append(f"it uses the LibTorch stable ABI of {info.torch_range_text}")
+        else:
+            problems.append(f"it was compiled against torch {info.torch_version}, and the C++ ABI "
+                            "of torch changes between minor versions")
     if info.has_cuda:
         if not torch_cuda:
             problems.append(f"it has CUDA {info.cuda_version} kernels, but this torch is a "

@@ -1,12 +1,15 @@
 """The Python API of my_ops: one typed function per op, with its fake kernel
 (for torch.compile and meta tensors) and its autograd formula registered
-beside it. The kernels themselves are registered from C++ (my_ops._C).
+beside it. The kernels themselves are registered from C++ (libmy_ops, loaded
+by my_ops._C); the fake kernels check the same argument rules (_rules.py).
 """
 
 from __future__ import annotations
 
 import torch
 from torch import Tensor
+
+from . import _rules
 
 __all__ = [
     "short_kernel",
@@ -20,6 +23,77 @@ __all__ = [
 ]
 
 _ops = torch.ops.my_ops
+_lib = torch.library.Library("my_ops", "IMPL")
+
+
+def _mutating_op(name: str) -> None:
+    """Autograd handling of an op that writes its arguments in place and has no
+    derivative: a tensor that requires grad would silently lose its history,
+    so refuse it (naming the argument); bump the version counter of every
+    written tensor, as PyTorch's own in-place ops do, so autograd notices when
+    a tensor it saved was overwritten. (The stable ABI has no C++ Autograd
+    kernels, so this lives here.)"""
+    op = getattr(_ops, name).default
+    arguments = op._schema.arguments
+    written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
+
+    def autograd_kernel(keyset, *args):
+        if torch.is_grad_enabled():
+            for argument, value in zip(arguments, args):
+                if isinstance(value, Tensor) and value.requires_grad:
+                    raise RuntimeError(
+                        f"my_ops.{name}: argument '{argument.name}' requires grad, but my_ops.{name} "
+                        "writes its arguments in place and has no autograd formula; call it under "
+                        "torch.no_grad() or pass tensors that do not require grad (e.g. "
+                        f"{argument.name}.detach())")
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & torch._C._after_autograd_keyset, *args)
+
+    def inplace_kernel(keyset, *args):
+        result = op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, *args)
+        torch.autograd.graph.increment_version([args[i] for i in written])
+        return result
+
+    _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
+    _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
+
+
+# Dispatch keys of tensors the kernels do not take: without a kernel there,
+# the dispatcher's error names no argument.
+_UNSUPPORTED_KEYS = ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU",
+                     "NestedTensorCUDA", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU")
+for _name in _rules.RULES:
+    for _key in _UNSUPPORTED_KEYS:
+        _lib.impl(_name, _rules.reject(_name), _key)
+
+
+def _differentiable_backward(name: str, math, tensor_args: int) -> None:
+    """Autograd for a fused backward op, for second and higher order
+    gradients: the gradient of `math` (the same backward, written in
+    differentiable torch ops). First-order backward never comes here: it runs
+    the fused op alone."""
+
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(*inputs[:tensor_args])
+        ctx.extra = inputs[tensor_args:]
+
+    def backward(ctx, *grads):
+        saved = ctx.saved_tensors
+        create_graph = torch.is_grad_enabled()
+        with torch.enable_grad():
+            inputs = [t if t.requires_grad else t.detach().requires_grad_() for t in saved]
+            outputs = math(*inputs, *ctx.extra)
+            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+            used = [(o, g) for o, g in zip(outputs, grads) if g is not None]
+            result = torch.autograd.grad([o for o, _ in used], inputs, [g for _, g in used],
+                                         create_graph=create_graph, allow_unused=True)
+        return (*result, *([None] * len(ctx.extra)))
+
+    torch.library.register_autograd(f"my_ops::{name}", backward, setup_context=setup_context)
+
+
+def _accumulator(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype == torch.float64 else torch.float32
 
 
 # --------------------------------------------------------------- short_kernel
@@ -30,6 +104,7 @@ def short_kernel(x: Tensor) -> Tensor:
 
 @torch.library.register_fake("my_ops::short_kernel")
 def _(x: Tensor) -> Tensor:
+    _rules.check("short_kernel", x)
     return x.new_empty(x.shape)
 
 
@@ -48,7 +123,7 @@ def mul(a: Tensor, b: Tensor) -> Tensor:
 
 @torch.library.register_fake("my_ops::mul")
 def _(a: Tensor, b: Tensor) -> Tensor:
-    torch._check(a.shape == b.shape, lambda: f"my_ops.mul: expected b to have the same shape as a {list(a.shape)}, but got {list(b.shape)}")
+    _rules.check("mul", a, b)
     return a.new_empty(a.shape)
 
 
@@ -75,7 +150,7 @@ def muladd(a: Tensor, b: Tensor, c: float) -> Tensor:
 
 @torch.library.register_fake("my_ops::muladd")
 def _(a: Tensor, b: Tensor, c: float) -> Tensor:
-    torch._check(a.shape == b.shape, lambda: f"my_ops.muladd: expected b to have the same shape as a {list(a.shape)}, but got {list(b.shape)}")
+    _rules.check("muladd", a, b, c)
     return a.new_empty(a.shape)
 
 
@@ -100,7 +175,10 @@ def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
 
 @torch.library.register_fake("my_ops::add_out")
 def _(a: Tensor, b: Tensor, out: Tensor) -> None:
-    return None
+    _rules.check("add_out", a, b, out)
+
+
+_mutating_op("add_out")
 
 
 # --------------------------------------------------------------------- matmul
@@ -112,8 +190,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
 @torch.library.register_fake("my_ops::matmul")
 def _(a: Tensor, b: Tensor) -> Tensor:
-    torch._check(a.dim() == 2 and b.dim() == 2, lambda: "my_ops.matmul: expected 2-D a [M, K] and b [K, N]")
-    torch._check(a.shape[1] == b.shape[0], lambda: f"my_ops.matmul: expected b to have {a.shape[1]} rows, but got {b.shape[0]}")
+    _rules.check("matmul", a, b)
     return a.new_empty((a.shape[0], b.shape[1]))
 
 
@@ -139,12 +216,29 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
 
 @torch.library.register_fake("my_ops::rms_norm")
 def _(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+    _rules.check("rms_norm", x, weight, eps)
     return x.new_empty(x.shape)
 
 
 @torch.library.register_fake("my_ops::rms_norm_backward")
 def _(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+    _rules.check("rms_norm_backward", grad_out, x, weight, eps)
     return x.new_empty(x.shape), weight.new_empty(weight.shape)
+
+
+def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float):
+    """rms_norm_backward in differentiable torch ops (float32 math, float64 for float64)."""
+    acc = _accumulator(x.dtype)
+    xf, gf, wf = x.to(acc), grad_out.to(acc), weight.to(acc)
+    rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+    xhat = xf * rstd
+    g_xhat = gf * wf
+    grad_x = rstd * (g_xhat - xhat * (g_xhat * xhat).mean(-1, keepdim=True))
+    grad_weight = (gf * xhat).reshape(-1, x.shape[-1]).sum(0)
+    return grad_x.to(x.dtype), grad_weight.to(weight.dtype)
+
+
+_differentiable_backward("rms_norm_backward", _rms_norm_backward_math, tensor_args=3)
 
 
 def _rms_norm_setup(ctx, inputs, output) -> None:
@@ -179,7 +273,10 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float =
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")
 def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> None:
-    return None
+    _rules.check("fused_add_rms_norm", x, residual, weight, eps)
+
+
+_mutating_op("fused_add_rms_norm")
 
 
 # --------------------------------------------------------------- silu_and_mul
@@ -190,13 +287,28 @@ def silu_and_mul(x: Tensor) -> Tensor:
 
 @torch.library.register_fake("my_ops::silu_and_mul")
 def _(x: Tensor) -> Tensor:
-    torch._check(x.dim() >= 1 and x.shape[-1] % 2 == 0, lambda: f"my_ops.silu_and_mul: expected the last dimension of x to be even, but got {list(x.shape)}")
+    _rules.check("silu_and_mul", x)
     return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
 
 
 @torch.library.register_fake("my_ops::silu_and_mul_backward")
 def _(grad_out: Tensor, x: Tensor) -> Tensor:
+    _rules.check("silu_and_mul_backward", grad_out, x)
     return x.new_empty(x.shape)
+
+
+def _silu_and_mul_backward_math(grad_out: Tensor, x: Tensor) -> Tensor:
+    """silu_and_mul_backward in differentiable torch ops (float32 math, float64 for float64)."""
+    acc = _accumulator(x.dtype)
+    gate, up = x.to(acc).chunk(2, dim=-1)
+    g = grad_out.to(acc)
+    s = torch.sigmoid(gate)
+    grad_gate = g * up * s * (1 + gate * (1 - s))
+    grad_up = g * gate * s
+    return torch.cat([grad_gate, grad_up], dim=-1).to(x.dtype)
+
+
+_differentiable_backward("silu_and_mul_backward", _silu_and_mul_backward_math, tensor_args=2)
 
 
 def _silu_and_mul_setup(ctx, inputs, output) -> None:

@@ -1,128 +1,116 @@
-// short_kernel, mul, muladd and add_out: argument checks and dispatch to the
-// element-wise kernels.
-#include <torch/library.h>
-
-#include "device.h"
+// short_kernel, mul, muladd and add_out: schemas, argument rules and dispatch
+// to the element-wise kernels.
+#include "launch.h"
 
 namespace my_ops {
 namespace {
 
-// Runs an element-wise kernel over n contiguous elements: parallel chunks on
-// the CPU, one launch on CUDA.
-template <typename CpuKernel, typename CudaLaunch>
-void run_elementwise(const char *op, const at::Tensor &like, int64_t n, const CpuKernel &cpu,
-                     const CudaLaunch &cuda) {
-    if (n == 0) return;
-    if (like.is_cuda()) {
-        cuda_launch(op, like.device(), cuda);
-    } else {
-        cpu_parallel(n, grain_for(1), [&](int64_t begin, int64_t end) {
-            check_status(op, cpu(begin, end - begin));
-        });
-    }
+using api::Tensor;
+
+const OpRules short_kernel_op("short_kernel(Tensor x) -> Tensor", "");
+const OpRules mul_op("mul(Tensor a, Tensor b) -> Tensor", "b: like=a shape=a");
+const OpRules muladd_op("muladd(Tensor a, Tensor b, float c) -> Tensor", "b: like=a shape=a");
+// out may be a or b itself (element i is read before it is written), but not
+// another view of their memory.
+const OpRules add_out_op("add_out(Tensor a, Tensor b, Tensor(a!) out) -> ()",
+                         "b: like=a shape=a; out: like=a shape=a written apart_or_same=a "
+                         "apart_or_same=b");
+
+// Runs an element-wise kernel over the n contiguous elements of `like`:
+// parallel chunks on the CPU, one launch on CUDA.
+template <typename Cpu, typename Cuda>
+void run_elementwise(const OpRules &op, const Tensor &like, const Cpu &cpu, const Cuda &cuda) {
+    if (like.numel() == 0) return;
+    run_kernel(op, like, like.numel(), grain_for(1),
+               [&](int64_t begin, int64_t end) { return cpu(begin, end - begin); }, cuda);
 }
 
-at::Tensor short_kernel(const at::Tensor &x) {
-    check_input("short_kernel", "x", x);
-    const auto xc = x.contiguous();
-    auto out = at::empty(x.sizes(), x.options());
+Tensor short_kernel(const Tensor &x) {
+    short_kernel_op.check({x});
+    const auto xc = api::contiguous(x);
+    auto out = api::empty(sizes_vector(x), x.scalar_type(), x);
     const auto dt = kernel_dtype(x);
     run_elementwise(
-        "short_kernel", x, x.numel(),
+        short_kernel_op, x,
         [&](int64_t i, int64_t n) {
             return my_ops_short_kernel_cpu(dt, element_ptr(xc, i), mutable_element_ptr(out, i), n);
         },
         [&](void *stream) {
-            return my_ops_short_kernel_cuda(dt, xc.const_data_ptr(), out.data_ptr(), x.numel(), stream);
+            return my_ops_short_kernel_cuda(dt, xc.const_data_ptr(), out.mutable_data_ptr(),
+                                            x.numel(), stream);
         });
     return out;
 }
 
-void check_binary(const char *op, const at::Tensor &a, const at::Tensor &b) {
-    check_input(op, "a", a);
-    check_like(op, "a", a, "b", b);
-    check_same_shape(op, "a", a, "b", b);
-}
-
-at::Tensor mul(const at::Tensor &a, const at::Tensor &b) {
-    check_binary("mul", a, b);
-    const auto ac = a.contiguous(), bc = b.contiguous();
-    auto out = at::empty(a.sizes(), a.options());
+Tensor mul(const Tensor &a, const Tensor &b) {
+    mul_op.check({a, b});
+    const auto ac = api::contiguous(a), bc = api::contiguous(b);
+    auto out = api::empty(sizes_vector(a), a.scalar_type(), a);
     const auto dt = kernel_dtype(a);
     run_elementwise(
-        "mul", a, a.numel(),
+        mul_op, a,
         [&](int64_t i, int64_t n) {
             return my_ops_mul_cpu(dt, element_ptr(ac, i), element_ptr(bc, i),
                                   mutable_element_ptr(out, i), n);
         },
         [&](void *stream) {
-            return my_ops_mul_cuda(dt, ac.const_data_ptr(), bc.const_data_ptr(), out.data_ptr(),
-                                   a.numel(), stream);
+            return my_ops_mul_cuda(dt, ac.const_data_ptr(), bc.const_data_ptr(),
+                                   out.mutable_data_ptr(), a.numel(), stream);
         });
     return out;
 }
 
-at::Tensor muladd(const at::Tensor &a, const at::Tensor &b, double c) {
-    check_binary("muladd", a, b);
-    const auto ac = a.contiguous(), bc = b.contiguous();
-    auto out = at::empty(a.sizes(), a.options());
+Tensor muladd(const Tensor &a, const Tensor &b, double c) {
+    muladd_op.check({a, b, c});
+    const auto ac = api::contiguous(a), bc = api::contiguous(b);
+    auto out = api::empty(sizes_vector(a), a.scalar_type(), a);
     const auto dt = kernel_dtype(a);
     run_elementwise(
-        "muladd", a, a.numel(),
+        muladd_op, a,
         [&](int64_t i, int64_t n) {
             return my_ops_muladd_cpu(dt, element_ptr(ac, i), element_ptr(bc, i), c,
                                      mutable_element_ptr(out, i), n);
         },
         [&](void *stream) {
             return my_ops_muladd_cuda(dt, ac.const_data_ptr(), bc.const_data_ptr(), c,
-                                      out.data_ptr(), a.numel(), stream);
+                                      out.mutable_data_ptr(), a.numel(), stream);
         });
     return out;
 }
 
-// out = a + b. `out` may be any strided tensor of the right shape, dtype and
-// device, including a or b themselves; a non-contiguous `out` is filled
-// through a contiguous buffer.
-void add_out(const at::Tensor &a, const at::Tensor &b, const at::Tensor &out) {
-    check_binary("add_out", a, b);
-    check_like("add_out", "a", a, "out", out);
-    check_same_shape("add_out", "a", a, "out", out);
-    check_writable("add_out", "out", out);
-    // out may be a or b itself (element i is read before it is written), but
-    // not a different view of their memory.
-    for (const auto *input : {&a, &b}) {
-        const auto status = overlap_status(out, *input);
-        const bool same = status == at::MemOverlapStatus::Full && out.strides() == input->strides();
-        TORCH_CHECK(status == at::MemOverlapStatus::No || same, "my_ops.add_out: out overlaps ",
-                    input == &a ? "a" : "b", " without being the same tensor; pass out=",
-                    input == &a ? "a" : "b", " itself or a tensor that shares no memory with it");
-    }
-    const auto ac = a.contiguous(), bc = b.contiguous();
+// out = a + b; a non-contiguous out is filled through a contiguous buffer.
+void add_out(const Tensor &a, const Tensor &b, Tensor out) {
+    add_out_op.check({a, b, out});
+    const auto ac = api::contiguous(a), bc = api::contiguous(b);
     const bool direct = out.is_contiguous();
-    auto dest = direct ? out : at::empty(out.sizes(), out.options());
+    auto dest = direct ? out : api::empty(sizes_vector(out), out.scalar_type(), out);
     const auto dt = kernel_dtype(a);
     run_elementwise(
-        "add_out", a, a.numel(),
+        add_out_op, a,
         [&](int64_t i, int64_t n) {
             return my_ops_add_cpu(dt, element_ptr(ac, i), element_ptr(bc, i),
                                   mutable_element_ptr(dest, i), n);
         },
         [&](void *stream) {
-            return my_ops_add_cuda(dt, ac.const_data_ptr(), bc.const_data_ptr(), dest.data_ptr(),
-                                   a.numel(), stream);
+            return my_ops_add_cuda(dt, ac.const_data_ptr(), bc.const_data_ptr(),
+                                   dest.mutable_data_ptr(), a.numel(), stream);
         });
-    if (!direct) out.copy_(dest);
+    if (!direct) api::copy_(out, dest);
 }
 
-void register_kernels(torch::Library &m) {
-    m.impl("short_kernel", &short_kernel);
-    m.impl("mul", &mul);
-    m.impl("muladd", &muladd);
-    m.impl("add_out", &add_out);
+template <typename Library> void register_kernels(Library &m) {
+    m.impl("short_kernel", MY_OPS_KERNEL(short_kernel));
+    m.impl("mul", MY_OPS_KERNEL(mul));
+    m.impl("muladd", MY_OPS_KERNEL(muladd));
+    m.impl("add_out", MY_OPS_KERNEL(add_out));
 }
 
 }  // namespace
 }  // namespace my_ops
 
-TORCH_LIBRARY_IMPL(my_ops, CPU, m) { my_ops::register_kernels(m); }
-TORCH_LIBRARY_IMPL(my_ops, CUDA, m) { my_ops::register_kernels(m); }
+MY_OPS_FRAGMENT(m) {
+    for (const auto *op : {&my_ops::short_kernel_op, &my_ops::mul_op, &my_ops::muladd_op,
+                           &my_ops::add_out_op})
+        m.def(op->schema());
+}
+MY_OPS_CPU_AND_CUDA(my_ops::register_kernels)

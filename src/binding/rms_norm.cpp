@@ -1,132 +1,131 @@
-// rms_norm, rms_norm_backward and fused_add_rms_norm: argument checks and
-// dispatch to the RMSNorm kernels.
-#include <torch/library.h>
-
-#include "device.h"
+// rms_norm, rms_norm_backward and fused_add_rms_norm: schemas, argument rules
+// and dispatch to the RMSNorm kernels.
+#include "launch.h"
 
 namespace my_ops {
 namespace {
 
-// x has at least one dimension; weight is [x.size(-1)] of x's dtype and device.
-void check_norm_args(const char *op, const char *x_name, const at::Tensor &x,
-                     const at::Tensor &weight, double eps) {
-    check_input(op, x_name, x);
-    check_like(op, x_name, x, "weight", weight);
-    TORCH_CHECK(x.dim() >= 1, "my_ops.", op, ": expected ", x_name,
-                " to have at least 1 dimension (..., hidden), but got a 0-D tensor");
-    TORCH_CHECK(weight.dim() == 1 && weight.size(0) == x.size(-1), "my_ops.", op,
-                ": expected weight to have shape [", x.size(-1), "] (the last dimension of ",
-                x_name, "), but got ", weight.sizes());
-    check_eps(op, eps);
+using api::Tensor;
+
+const OpRules rms_norm_op("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor",
+                          "x: dim>=1; weight: like=x shape=last(x); eps: eps");
+const OpRules rms_norm_backward_op(
+    "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float eps) -> (Tensor, Tensor)",
+    "grad_out: like=x shape=x; x: dim>=1; weight: like=x shape=last(x); eps: eps");
+// residual += x; x = rms_norm(residual, weight, eps), both in place.
+const OpRules fused_add_rms_norm_op(
+    "fused_add_rms_norm(Tensor(a!) x, Tensor(b!) residual, Tensor weight, float eps) -> ()",
+    "x: dim>=1 written; residual: like=x shape=x written apart=x; "
+    "weight: like=x shape=last(x) apart=x apart=residual; eps: eps");
+
+// grad_weight is summed over rows in float32 (float64 for float64).
+api::ScalarType accumulator_of(const Tensor &x) {
+    return x.scalar_type() == api::ScalarType::Double ? api::ScalarType::Double
+                                                      : api::ScalarType::Float;
 }
 
-at::Tensor rms_norm(const at::Tensor &x, const at::Tensor &weight, double eps) {
-    check_norm_args("rms_norm", "x", x, weight, eps);
-    const auto xc = x.contiguous(), wc = weight.contiguous();
-    auto y = at::empty(x.sizes(), x.options());
+Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
+    rms_norm_op.check({x, weight, eps});
+    const auto xc = api::contiguous(x), wc = api::contiguous(weight);
+    auto y = api::empty(sizes_vector(x), x.scalar_type(), x);
     const int64_t hidden = x.size(-1), rows = rows_of(x);
     if (y.numel() == 0) return y;
     const auto dt = kernel_dtype(x);
-    if (x.is_cuda()) {
-        cuda_launch("rms_norm", x.device(), [&](void *stream) {
-            return my_ops_rms_norm_cuda(dt, xc.const_data_ptr(), wc.const_data_ptr(), y.data_ptr(),
-                                        rows, hidden, eps, stream);
+    run_kernel(
+        rms_norm_op, x, rows, grain_for(hidden),
+        [&](int64_t begin, int64_t end) {
+            return my_ops_rms_norm_cpu(dt, element_ptr(xc, begin * hidden), wc.const_data_ptr(),
+                                       mutable_element_ptr(y, begin * hidden), end - begin, hidden,
+                                       eps);
+        },
+        [&](void *stream) {
+            return my_ops_rms_norm_cuda(dt, xc.const_data_ptr(), wc.const_data_ptr(),
+                                        y.mutable_data_ptr(), rows, hidden, eps, stream);
         });
-    } else {
-        cpu_parallel(rows, grain_for(hidden), [&](int64_t begin, int64_t end) {
-            check_status("rms_norm",
-                         my_ops_rms_norm_cpu(dt, element_ptr(xc, begin * hidden), wc.const_data_ptr(),
-                                             mutable_element_ptr(y, begin * hidden), end - begin,
-                                             hidden, eps));
-        });
-    }
     return y;
 }
 
-std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor &grad_out,
-                                                     const at::Tensor &x,
-                                                     const at::Tensor &weight, double eps) {
-    check_norm_args("rms_norm_backward", "x", x, weight, eps);
-    check_like("rms_norm_backward", "x", x, "grad_out", grad_out);
-    check_same_shape("rms_norm_backward", "x", x, "grad_out", grad_out);
-    const auto gc = grad_out.contiguous(), xc = x.contiguous(), wc = weight.contiguous();
+std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tensor &x,
+                                             const Tensor &weight, double eps) {
+    rms_norm_backward_op.check({grad_out, x, weight, eps});
+    const auto gc = api::contiguous(grad_out), xc = api::contiguous(x),
+               wc = api::contiguous(weight);
     const int64_t hidden = x.size(-1), rows = rows_of(x);
-    auto grad_x = at::empty(x.sizes(), x.options());
-    // grad_weight is summed over rows in float32 (float64 for float64)
-    const auto acc_type = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+    auto grad_x = api::empty(sizes_vector(x), x.scalar_type(), x);
     const auto dt = kernel_dtype(x);
-    if (hidden == 0) return {grad_x, at::empty({0}, weight.options())};
+    if (hidden == 0) return {grad_x, api::empty({0}, weight.scalar_type(), weight)};
     if (x.is_cuda()) {
-        auto grad_weight = at::empty({hidden}, weight.options());
-        cuda_launch("rms_norm_backward", x.device(), [&](void *stream) {
-            const int64_t partials = my_ops_rms_norm_backward_cuda_partials(dt, rows, hidden);
-            auto workspace = at::empty({partials, hidden}, x.options().dtype(acc_type));
-            return my_ops_rms_norm_backward_cuda(dt, gc.const_data_ptr(), xc.const_data_ptr(),
-                                                 wc.const_data_ptr(), grad_x.data_ptr(),
-                                                 grad_weight.data_ptr(), workspace.data_ptr(),
-                                                 partials, rows, hidden, eps, stream);
-        });
+        auto grad_weight = api::empty({hidden}, weight.scalar_type(), weight);
+        run_kernel(
+            rms_norm_backward_op, x, 0, 1, [](int64_t, int64_t) { return 0; },
+            [&](void *stream) {
+                // per-block partial sums of grad_weight
+                const int64_t partials = my_ops_rms_norm_backward_cuda_partials(dt, rows, hidden);
+                auto workspace = api::empty({partials, hidden}, accumulator_of(x), x);
+                return my_ops_rms_norm_backward_cuda(
+                    dt, gc.const_data_ptr(), xc.const_data_ptr(), wc.const_data_ptr(),
+                    grad_x.mutable_data_ptr(), grad_weight.mutable_data_ptr(),
+                    workspace.mutable_data_ptr(), partials, rows, hidden, eps, stream);
+            });
         return {grad_x, grad_weight};
     }
-    // One partial grad_weight row per chunk of rows, summed at the end.
-    const int64_t chunks = std::min<int64_t>(rows, at::get_num_threads());
-    auto partial = at::zeros({chunks, hidden}, x.options().dtype(acc_type));
-    cpu_parallel(chunks, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) {
-            const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
-            check_status("rms_norm_backward",
-                         my_ops_rms_norm_backward_cpu(
-                             dt, element_ptr(gc, r0 * hidden), element_ptr(xc, r0 * hidden),
-                             wc.const_data_ptr(), mutable_element_ptr(grad_x, r0 * hidden),
-                             mutable_element_ptr(partial, c * hidden), r1 - r0, hidden, eps));
-        }
-    });
-    return {grad_x, partial.sum(0).to(x.scalar_type())};
+    // One partial grad_weight row per chunk of rows (the kernel adds to it), summed at the end.
+    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, api::num_threads()));
+    auto partial = api::zeros({chunks, hidden}, accumulator_of(x), x);
+    run_kernel(
+        rms_norm_backward_op, x, chunks, 1,
+        [&](int64_t begin, int64_t end) {
+            for (int64_t c = begin; c < end; ++c) {
+                const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+                const int status = my_ops_rms_norm_backward_cpu(
+                    dt, element_ptr(gc, r0 * hidden), element_ptr(xc, r0 * hidden),
+                    wc.const_data_ptr(), mutable_element_ptr(grad_x, r0 * hidden),
+                    mutable_element_ptr(partial, c * hidden), r1 - r0, hidden, eps);
+                if (status != MY_OPS_OK) return status;
+            }
+            return static_cast<int>(MY_OPS_OK);
+        },
+        [](void *) { return 0; });
+    return {grad_x, api::sum_rows(partial, x.scalar_type())};
 }
 
-// residual += x; x = rms_norm(residual, weight, eps), both in place.
-void fused_add_rms_norm(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight,
-                        double eps) {
-    constexpr const char *op = "fused_add_rms_norm";
-    check_norm_args(op, "x", x, weight, eps);
-    check_like(op, "x", x, "residual", residual);
-    check_same_shape(op, "x", x, "residual", residual);
-    check_writable(op, "x", x);
-    check_writable(op, "residual", residual);
-    check_no_overlap(op, "x", x, "residual", residual);
+void fused_add_rms_norm(Tensor x, Tensor residual, const Tensor &weight, double eps) {
+    fused_add_rms_norm_op.check({x, residual, weight, eps});
     if (x.numel() == 0) return;
     // Work on contiguous buffers; copy back only when the caller's tensors are not contiguous.
     const bool x_direct = x.is_contiguous(), res_direct = residual.is_contiguous();
-    auto xb = x_direct ? x : x.contiguous();
-    auto rb = res_direct ? residual : residual.contiguous();
-    const auto wc = weight.contiguous();
+    auto xb = x_direct ? x : api::contiguous(x);
+    auto rb = res_direct ? residual : api::contiguous(residual);
+    const auto wc = api::contiguous(weight);
     const int64_t hidden = x.size(-1), rows = rows_of(x);
     const auto dt = kernel_dtype(x);
-    if (x.is_cuda()) {
-        cuda_launch(op, x.device(), [&](void *stream) {
-            return my_ops_fused_add_rms_norm_cuda(dt, xb.data_ptr(), rb.data_ptr(),
+    run_kernel(
+        fused_add_rms_norm_op, x, rows, grain_for(hidden),
+        [&](int64_t begin, int64_t end) {
+            return my_ops_fused_add_rms_norm_cpu(dt, mutable_element_ptr(xb, begin * hidden),
+                                                 mutable_element_ptr(rb, begin * hidden),
+                                                 wc.const_data_ptr(), end - begin, hidden, eps);
+        },
+        [&](void *stream) {
+            return my_ops_fused_add_rms_norm_cuda(dt, xb.mutable_data_ptr(), rb.mutable_data_ptr(),
                                                   wc.const_data_ptr(), rows, hidden, eps, stream);
         });
-    } else {
-        cpu_parallel(rows, grain_for(hidden), [&](int64_t begin, int64_t end) {
-            check_status(op, my_ops_fused_add_rms_norm_cpu(
-                                 dt, mutable_element_ptr(xb, begin * hidden),
-                                 mutable_element_ptr(rb, begin * hidden), wc.const_data_ptr(),
-                                 end - begin, hidden, eps));
-        });
-    }
-    if (!x_direct) x.copy_(xb);
-    if (!res_direct) residual.copy_(rb);
+    if (!x_direct) api::copy_(x, xb);
+    if (!res_direct) api::copy_(residual, rb);
 }
 
-void register_kernels(torch::Library &m) {
-    m.impl("rms_norm", &rms_norm);
-    m.impl("rms_norm_backward", &rms_norm_backward);
-    m.impl("fused_add_rms_norm", &fused_add_rms_norm);
+template <typename Library> void register_kernels(Library &m) {
+    m.impl("rms_norm", MY_OPS_KERNEL(rms_norm));
+    m.impl("rms_norm_backward", MY_OPS_KERNEL(rms_norm_backward));
+    m.impl("fused_add_rms_norm", MY_OPS_KERNEL(fused_add_rms_norm));
 }
 
 }  // namespace
 }  // namespace my_ops
 
-TORCH_LIBRARY_IMPL(my_ops, CPU, m) { my_ops::register_kernels(m); }
-TORCH_LIBRARY_IMPL(my_ops, CUDA, m) { my_ops::register_kernels(m); }
+MY_OPS_FRAGMENT(m) {
+    for (const auto *op : {&my_ops::rms_norm_op, &my_ops::rms_norm_backward_op,
+                           &my_ops::fused_add_rms_norm_op})
+        m.def(op->schema());
+}
+MY_OPS_CPU_AND_CUDA(my_ops::register_kernels)

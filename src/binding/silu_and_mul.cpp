@@ -1,81 +1,73 @@
-// silu_and_mul and its backward: argument checks and dispatch to the kernels.
-#include <torch/library.h>
-
-#include "device.h"
+// silu_and_mul and its backward: schemas, argument rules and dispatch to the kernels.
+#include "launch.h"
 
 namespace my_ops {
 namespace {
 
-void check_gated(const char *op, const at::Tensor &x) {
-    check_input(op, "x", x);
-    TORCH_CHECK(x.dim() >= 1, "my_ops.", op,
-                ": expected x to have at least 1 dimension (..., 2 * d), but got a 0-D tensor");
-    TORCH_CHECK(x.size(-1) % 2 == 0, "my_ops.", op,
-                ": expected the last dimension of x to be even (gate and up halves of 2 * d), "
-                "but got ", x.size(-1));
-}
+using api::Tensor;
 
-std::vector<int64_t> halved_shape(const at::Tensor &x) {
-    auto shape = x.sizes().vec();
+const OpRules silu_and_mul_op("silu_and_mul(Tensor x) -> Tensor", "x: dim>=1 even");
+const OpRules silu_and_mul_backward_op("silu_and_mul_backward(Tensor grad_out, Tensor x) -> Tensor",
+                                       "grad_out: like=x shape=half(x); x: dim>=1 even");
+
+std::vector<int64_t> halved_shape(const Tensor &x) {
+    auto shape = sizes_vector(x);
     shape.back() /= 2;
     return shape;
 }
 
-at::Tensor silu_and_mul(const at::Tensor &x) {
-    check_gated("silu_and_mul", x);
-    const auto xc = x.contiguous();
-    auto out = at::empty(halved_shape(x), x.options());
+Tensor silu_and_mul(const Tensor &x) {
+    silu_and_mul_op.check({x});
+    const auto xc = api::contiguous(x);
+    auto out = api::empty(halved_shape(x), x.scalar_type(), x);
     const int64_t d = x.size(-1) / 2, rows = rows_of(x);
     if (out.numel() == 0) return out;
     const auto dt = kernel_dtype(x);
-    if (x.is_cuda()) {
-        cuda_launch("silu_and_mul", x.device(), [&](void *stream) {
-            return my_ops_silu_and_mul_cuda(dt, xc.const_data_ptr(), out.data_ptr(), rows, d, stream);
+    run_kernel(
+        silu_and_mul_op, x, rows, grain_for(d),
+        [&](int64_t begin, int64_t end) {
+            return my_ops_silu_and_mul_cpu(dt, element_ptr(xc, begin * 2 * d),
+                                           mutable_element_ptr(out, begin * d), end - begin, d);
+        },
+        [&](void *stream) {
+            return my_ops_silu_and_mul_cuda(dt, xc.const_data_ptr(), out.mutable_data_ptr(), rows,
+                                            d, stream);
         });
-    } else {
-        cpu_parallel(rows, grain_for(d), [&](int64_t begin, int64_t end) {
-            check_status("silu_and_mul",
-                         my_ops_silu_and_mul_cpu(dt, element_ptr(xc, begin * 2 * d),
-                                                 mutable_element_ptr(out, begin * d), end - begin, d));
-        });
-    }
     return out;
 }
 
-at::Tensor silu_and_mul_backward(const at::Tensor &grad_out, const at::Tensor &x) {
-    constexpr const char *op = "silu_and_mul_backward";
-    check_gated(op, x);
-    check_like(op, "x", x, "grad_out", grad_out);
-    TORCH_CHECK(grad_out.sizes() == at::IntArrayRef(halved_shape(x)), "my_ops.", op,
-                ": expected grad_out to have shape ", at::IntArrayRef(halved_shape(x)),
-                " (x with its last dimension halved), but got ", grad_out.sizes());
-    const auto gc = grad_out.contiguous(), xc = x.contiguous();
-    auto grad_x = at::empty(x.sizes(), x.options());
+Tensor silu_and_mul_backward(const Tensor &grad_out, const Tensor &x) {
+    silu_and_mul_backward_op.check({grad_out, x});
+    const auto gc = api::contiguous(grad_out), xc = api::contiguous(x);
+    auto grad_x = api::empty(sizes_vector(x), x.scalar_type(), x);
     const int64_t d = x.size(-1) / 2, rows = rows_of(x);
     if (grad_x.numel() == 0) return grad_x;
     const auto dt = kernel_dtype(x);
-    if (x.is_cuda()) {
-        cuda_launch(op, x.device(), [&](void *stream) {
+    run_kernel(
+        silu_and_mul_backward_op, x, rows, grain_for(3 * d),
+        [&](int64_t begin, int64_t end) {
+            return my_ops_silu_and_mul_backward_cpu(dt, element_ptr(gc, begin * d),
+                                                    element_ptr(xc, begin * 2 * d),
+                                                    mutable_element_ptr(grad_x, begin * 2 * d),
+                                                    end - begin, d);
+        },
+        [&](void *stream) {
             return my_ops_silu_and_mul_backward_cuda(dt, gc.const_data_ptr(), xc.const_data_ptr(),
-                                                     grad_x.data_ptr(), rows, d, stream);
+                                                     grad_x.mutable_data_ptr(), rows, d, stream);
         });
-    } else {
-        cpu_parallel(rows, grain_for(3 * d), [&](int64_t begin, int64_t end) {
-            check_status(op, my_ops_silu_and_mul_backward_cpu(
-                                 dt, element_ptr(gc, begin * d), element_ptr(xc, begin * 2 * d),
-                                 mutable_element_ptr(grad_x, begin * 2 * d), end - begin, d));
-        });
-    }
     return grad_x;
 }
 
-void register_kernels(torch::Library &m) {
-    m.impl("silu_and_mul", &silu_and_mul);
-    m.impl("silu_and_mul_backward", &silu_and_mul_backward);
+template <typename Library> void register_kernels(Library &m) {
+    m.impl("silu_and_mul", MY_OPS_KERNEL(silu_and_mul));
+    m.impl("silu_and_mul_backward", MY_OPS_KERNEL(silu_and_mul_backward));
 }
 
 }  // namespace
 }  // namespace my_ops
 
-TORCH_LIBRARY_IMPL(my_ops, CPU, m) { my_ops::register_kernels(m); }
-TORCH_LIBRARY_IMPL(my_ops, CUDA, m) { my_ops::register_kernels(m); }
+MY_OPS_FRAGMENT(m) {
+    for (const auto *op : {&my_ops::silu_and_mul_op, &my_ops::silu_and_mul_backward_op})
+        m.def(op->schema());
+}
+MY_OPS_CPU_AND_CUDA(my_ops::register_kernels)

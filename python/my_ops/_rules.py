@@ -1,0 +1,190 @@
+"""The op argument rules, checked in Python: the fake kernels' half of
+src/binding/op_rules.h.
+
+The rules themselves are defined once, in C++ beside each op's schema, and
+read from my_ops._C; this module interprets them for meta and fake tensors
+(torch.compile tracing, shape inference) with the same messages the C++
+checks give, and with torch._check, so symbolic sizes get runtime asserts
+instead of specialisations. tests/test_rules.py runs every rule through both.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from . import _C
+
+_FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+# Devices a fake kernel accepts: the real kernels' CPU and CUDA, and meta
+# (shape inference). Mixing them is refused by `like=`.
+_DEVICES = ("cpu", "cuda", "meta")
+
+
+@dataclass(frozen=True)
+class Clause:
+    key: str
+    ref: str = ""
+    fn: str = ""
+    number: int = 0
+
+
+@dataclass
+class Param:
+    name: str
+    is_tensor: bool
+    clauses: list[Clause] = field(default_factory=list)
+
+
+def _parse_clause(word: str) -> Clause:
+    if ">=" in word:
+        key, number = word.split(">=")
+        return Clause(key + ">=", number=int(number))
+    if "=" not in word:
+        return Clause(word)
+    key, value = word.split("=", 1)
+    if key == "dim":
+        return Clause(key, number=int(value))
+    fn = ""
+    if "(" in value:
+        fn, value = value[:-1].split("(")
+    return Clause(key, ref=value, fn=fn)
+
+
+def _load() -> dict[str, list[Param]]:
+    rules = {}
+    for line in _C.op_rules().splitlines():
+        name, text = line.split("\t")
+        schema = getattr(torch.ops.my_ops, name).default._schema
+        params = {a.name: Param(a.name, str(a.type) == "Tensor") for a in schema.arguments}
+        for entry in filter(None, (e.strip() for e in text.split(";"))):
+            arg, clauses = entry.split(":", 1)
+            params[arg.strip()].clauses += [_parse_clause(w) for w in clauses.split()]
+        rules[name] = list(params.values())
+    return rules
+
+
+RULES = _load()
+
+
+def _fail(op: str, message: str):
+    raise RuntimeError(f"my_ops.{op}: {message}")
+
+
+def _shape_text(sizes) -> str:
+    return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
+def _concrete(*values) -> bool:
+    return all(isinstance(v, int) for v in values)
+
+
+def _view(t: Tensor) -> tuple:
+    size = t.element_size()
+    return tuple(t.shape), tuple(t.stride()), size, t.storage_offset() * size
+
+
+def _same_storage(a: Tensor, b: Tensor) -> bool:
+    return a.untyped_storage()._cdata == b.untyped_storage()._cdata
+
+
+def check(op: str, *args) -> None:
+    """Raise RuntimeError("my_ops.<op>: ...") where the real kernel would."""
+    params = RULES[op]
+    for p, a in zip(params, args):
+        if not p.is_tensor:
+            continue
+        if a.is_nested:
+            _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got a nested tensor")
+        if a.layout != torch.strided:
+            _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got layout {a.layout}")
+        if a.dtype not in _FLOAT_DTYPES:
+            _fail(op, f"expected {p.name} to be a float32, float64, float16 or bfloat16 tensor, "
+                      f"but got {a.dtype}")
+        if a.device.type not in _DEVICES:
+            _fail(op, f"expected {p.name} to be on the CPU or a CUDA device, but got {a.device}")
+    by_name = {p.name: a for p, a in zip(params, args)}
+    for p, a in zip(params, args):
+        if p.is_tensor:
+            _check_tensor(op, p, a, by_name)
+        elif any(c.key == "eps" for c in p.clauses) and not (math.isfinite(a) and a >= 0):
+            _fail(op, f"expected {p.name} to be a finite number >= 0, but got {a:g}")
+
+
+def _check_tensor(op: str, p: Param, t: Tensor, args: dict) -> None:
+    n = p.name
+    for c in p.clauses:
+        ref = args.get(c.ref)
+        r = c.ref
+        if c.key == "like":
+            torch._check(t.dtype == ref.dtype, lambda: f"my_ops.{op}: expected {n} to have the same "
+                         f"dtype as {r} ({ref.dtype}), but got {t.dtype}")
+            torch._check(t.device == ref.device, lambda: f"my_ops.{op}: expected {n} to be on the "
+                         f"same device as {r} ({ref.device}), but got {t.device}")
+        elif c.key == "dim>=":
+            unit = "dimension" if c.number == 1 else "dimensions"
+            torch._check(t.dim() >= c.number, lambda: f"my_ops.{op}: expected {n} to have at least "
+                         f"{c.number} {unit}, but got a {t.dim()}-D tensor")
+        elif c.key == "dim":
+            torch._check(t.dim() == c.number, lambda: f"my_ops.{op}: expected {n} to be "
+                         f"{c.number}-D, but got {t.dim()}-D shape {_shape_text(t.shape)}")
+        elif c.key == "shape":
+            want, why = list(ref.shape), ""
+            if c.fn == "last":
+                want, why = [ref.shape[-1] if ref.dim() > 0 else 1], f" (the last dimension of {r})"
+            elif c.fn == "half":
+                if want:
+                    want[-1] = want[-1] // 2
+                why = f" ({r} with its last dimension halved)"
+            what = "shape " if c.fn else f"the same shape as {r} "
+
+            def message():
+                return (f"my_ops.{op}: expected {n} to have {what}{_shape_text(want)}{why}, "
+                        f"but got {_shape_text(t.shape)}")
+
+            torch._check(t.dim() == len(want), message)
+            for got, expected in zip(t.shape, want):
+                torch._check(got == expected, message)
+        elif c.key == "even":
+            if t.dim() > 0:
+                torch._check(t.shape[-1] % 2 == 0, lambda: f"my_ops.{op}: expected the last "
+                             f"dimension of {n} to be even, but got {t.shape[-1]}")
+        elif c.key == "rows":
+            torch._check(t.shape[0] == ref.shape[1], lambda: f"my_ops.{op}: expected {n} to have "
+                         f"{ref.shape[1]} rows (the columns of {r}), but got shape "
+                         f"{_shape_text(t.shape)}")
+        elif c.key == "written":
+            view = _view(t)
+            if _concrete(*view[0], *view[1], view[3]) and _C.overlap(view) != 0:
+                _fail(op, f"{n} is written in place, so its elements must not share memory (it "
+                          "looks like an expanded or broadcast view); pass a tensor of its own, "
+                          f"e.g. {n}.clone()")
+        elif c.key in ("apart", "apart_or_same"):
+            if not _same_storage(t, ref):
+                continue
+            a, b = _view(ref), _view(t)
+            if not _concrete(*a[0], *a[1], a[3], *b[0], *b[1], b[3]):
+                continue  # symbolic: the real kernel checks the concrete call
+            if c.key == "apart_or_same" and a[0] == b[0] and a[1] == b[1] and a[3] == b[3]:
+                continue
+            if _C.overlap(a, b) != 0:
+                if c.key == "apart_or_same":
+                    _fail(op, f"{n} overlaps {r} without being the same tensor; pass {n}={r} "
+                              "itself or a tensor that shares no memory with it")
+                _fail(op, f"{r} and {n} must not share memory, but they overlap; pass separate "
+                          f"tensors (e.g. {n}.clone())")
+
+
+def reject(op: str):
+    """A kernel for dispatch keys my_ops has no kernel for (sparse, nested,
+    quantized, ...): the rule that the argument breaks, named."""
+
+    def kernel(*args):
+        check(op, *args)
+        _fail(op, "got a tensor of a kind my_ops has no kernel for; pass dense (strided) "
+                  "float tensors on the CPU or a CUDA device")
+
+    return kernel

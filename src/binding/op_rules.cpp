@@ -1,0 +1,297 @@
+// The C++ interpreter of the op rules (op_rules.h). Its messages are
+// mirrored word for word by python/my_ops/_rules.py; tests/test_rules.py
+// runs every rule through both.
+#include "op_rules.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <sstream>
+
+#include "export.h"
+#include "overlap.h"
+
+namespace my_ops {
+namespace {
+
+std::vector<const OpRules *> &all_rules() {
+    static std::vector<const OpRules *> rules;
+    return rules;
+}
+
+std::string trim(const std::string &s) {
+    const auto begin = s.find_first_not_of(" \t");
+    if (begin == std::string::npos) return "";
+    return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
+}
+
+std::vector<std::string> split(const std::string &s, char sep) {
+    std::vector<std::string> parts;
+    std::string part;
+    std::istringstream in(s);
+    while (std::getline(in, part, sep)) parts.push_back(trim(part));
+    return parts;
+}
+
+[[noreturn]] void bad_definition(const char *schema, const std::string &what) {
+    // Static initialisation: nothing can catch this, and a wrong rule is a bug of my_ops.
+    std::fprintf(stderr, "my_ops: bad op definition '%s': %s\n", schema, what.c_str());
+    std::abort();
+}
+
+my_ops_view view_of(const api::Tensor &t) {
+    return my_ops_view{t.dim(), t.sizes().data(), t.strides().data(),
+                       static_cast<int64_t>(t.element_size()),
+                       static_cast<int64_t>(reinterpret_cast<std::intptr_t>(t.const_data_ptr()))};
+}
+
+bool same_view(const api::Tensor &a, const api::Tensor &b) {
+    if (a.const_data_ptr() != b.const_data_ptr() || a.dim() != b.dim()) return false;
+    for (int64_t k = 0; k < a.dim(); ++k)
+        if (a.size(k) != b.size(k) || a.stride(k) != b.stride(k)) return false;
+    return true;
+}
+
+std::string shape_text_of(const std::vector<int64_t> &sizes) {
+    std::string text = "[";
+    for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
+    return text + "]";
+}
+
+std::vector<int64_t> sizes_of(const api::Tensor &t) {
+    return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+}
+
+std::string layout_text(api::Layout layout) {
+    switch (layout) {
+    case api::Layout::Strided: return "torch.strided";
+    case api::Layout::Sparse: return "torch.sparse_coo";
+    case api::Layout::SparseCsr: return "torch.sparse_csr";
+    case api::Layout::SparseCsc: return "torch.sparse_csc";
+    case api::Layout::SparseBsr: return "torch.sparse_bsr";
+    case api::Layout::SparseBsc: return "torch.sparse_bsc";
+    case api::Layout::Mkldnn: return "torch._mkldnn";
+    default: return "layout " + std::to_string(static_cast<int>(layout));
+    }
+}
+
+std::string number_text(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
+}  // namespace
+
+std::string shape_text(const api::Tensor &t) { return shape_text_of(sizes_of(t)); }
+
+std::string dtype_text(api::ScalarType dtype) {
+    using S = api::ScalarType;
+    switch (dtype) {
+    case S::Byte: return "torch.uint8";
+    case S::Char: return "torch.int8";
+    case S::Short: return "torch.int16";
+    case S::Int: return "torch.int32";
+    case S::Long: return "torch.int64";
+    case S::Half: return "torch.float16";
+    case S::Float: return "torch.float32";
+    case S::Double: return "torch.float64";
+    case S::ComplexHalf: return "torch.complex32";
+    case S::ComplexFloat: return "torch.complex64";
+    case S::ComplexDouble: return "torch.complex128";
+    case S::Bool: return "torch.bool";
+    case S::BFloat16: return "torch.bfloat16";
+    default: return "dtype " + std::to_string(static_cast<int>(dtype));
+    }
+}
+
+std::string device_text(const api::Tensor &t) {
+    const auto device = t.device();
+    switch (device.type()) {
+    case api::DeviceType::CPU: return "cpu";
+    case api::DeviceType::CUDA: return "cuda:" + std::to_string(static_cast<int>(device.index()));
+    case api::DeviceType::Meta: return "meta";
+    default: return "device type " + std::to_string(static_cast<int>(device.type()));
+    }
+}
+
+OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules_(rules) {
+    const std::string text(schema);
+    // the argument list: from the first '(' to the last ')' before "->" ("Tensor(a!)" has its own)
+    const auto open = text.find('('), close = text.rfind(')', text.find("->"));
+    if (open == std::string::npos || close == std::string::npos) bad_definition(schema, "no (...)");
+    name_ = trim(text.substr(0, open));
+    for (const auto &arg : split(text.substr(open + 1, close - open - 1), ',')) {
+        if (arg.empty()) continue;
+        const auto space = arg.find_last_of(' ');
+        Param p;
+        p.name = arg.substr(space + 1);
+        p.is_tensor = arg.compare(0, 6, "Tensor") == 0;
+        params_.push_back(p);
+    }
+    auto index_of = [&](const std::string &name) {
+        for (size_t i = 0; i < params_.size(); ++i)
+            if (params_[i].name == name) return static_cast<int>(i);
+        bad_definition(schema, "rules name an unknown argument '" + name + "'");
+    };
+    for (const auto &entry : split(rules, ';')) {
+        if (entry.empty()) continue;
+        const auto colon = entry.find(':');
+        if (colon == std::string::npos) bad_definition(schema, "rule without 'arg:': " + entry);
+        Param &p = params_[index_of(trim(entry.substr(0, colon)))];
+        for (const auto &word : split(entry.substr(colon + 1), ' ')) {
+            if (word.empty()) continue;
+            Clause c;
+            const auto eq = word.find('=');
+            const auto ge = word.find(">=");
+            if (ge != std::string::npos) {
+                c.key = word.substr(0, ge) + ">=";
+                c.number = std::atoll(word.c_str() + ge + 2);
+            } else if (eq == std::string::npos) {
+                c.key = word;
+            } else {
+                c.key = word.substr(0, eq);
+                std::string value = word.substr(eq + 1);
+                const auto paren = value.find('(');
+                if (paren != std::string::npos) {
+                    c.fn = value.substr(0, paren);
+                    value = value.substr(paren + 1, value.size() - paren - 2);
+                }
+                if (c.key == "dim") {
+                    c.number = std::atoll(value.c_str());
+                } else {
+                    c.ref = value;
+                    c.ref_index = index_of(value);
+                }
+            }
+            static const char *known[] = {"like", "dim>=", "dim", "shape", "even", "rows",
+                                          "written", "apart", "apart_or_same", "eps"};
+            bool ok = false;
+            for (const char *k : known) ok = ok || c.key == k;
+            if (!ok) bad_definition(schema, "unknown clause '" + word + "'");
+            p.clauses.push_back(c);
+        }
+    }
+    all_rules().push_back(this);
+}
+
+void OpRules::fail(const std::string &message) const {
+    throw std::runtime_error("my_ops." + name_ + ": " + message);
+}
+
+void OpRules::check(std::initializer_list<Arg> args) const {
+    if (args.size() != params_.size()) fail("internal error: wrong number of checked arguments");
+    // Each tensor's own properties first, so that the relations below compare valid tensors.
+    size_t i = 0;
+    for (const Arg &arg : args) {
+        const Param &p = params_[i++];
+        if (!p.is_tensor) continue;
+        const api::Tensor &t = *arg.tensor;
+        if (t.layout() != api::Layout::Strided)
+            fail("expected " + p.name + " to be a dense (strided) tensor, but got layout " +
+                 layout_text(t.layout()));
+        const auto dtype = t.scalar_type();
+        if (dtype != api::ScalarType::Float && dtype != api::ScalarType::Double &&
+            dtype != api::ScalarType::Half && dtype != api::ScalarType::BFloat16)
+            fail("expected " + p.name +
+                 " to be a float32, float64, float16 or bfloat16 tensor, but got " +
+                 dtype_text(dtype));
+        if (!t.is_cpu() && !t.is_cuda())
+            fail("expected " + p.name + " to be on the CPU or a CUDA device, but got " +
+                 device_text(t));
+    }
+    i = 0;
+    for (const Arg &arg : args) {
+        const Param &p = params_[i++];
+        if (p.is_tensor) {
+            check_tensor(p, *arg.tensor, args);
+            continue;
+        }
+        for (const Clause &c : p.clauses)
+            if (c.key == "eps" && !(std::isfinite(arg.number) && arg.number >= 0.0))
+                fail("expected " + p.name + " to be a finite number >= 0, but got " +
+                     number_text(arg.number));
+    }
+}
+
+void OpRules::check_tensor(const Param &p, const api::Tensor &t,
+                           std::initializer_list<Arg> args) const {
+    const std::string &n = p.name;
+    for (const Clause &c : p.clauses) {
+        const api::Tensor *ref = c.ref_index >= 0 ? args.begin()[c.ref_index].tensor : nullptr;
+        const std::string &r = c.ref;
+        if (c.key == "like") {
+            if (t.scalar_type() != ref->scalar_type())
+                fail("expected " + n + " to have the same dtype as " + r + " (" +
+                     dtype_text(ref->scalar_type()) + "), but got " + dtype_text(t.scalar_type()));
+            if (!(t.device() == ref->device()))
+                fail("expected " + n + " to be on the same device as " + r + " (" +
+                     device_text(*ref) + "), but got " + device_text(t));
+        } else if (c.key == "dim>=") {
+            if (t.dim() < c.number)
+                fail("expected " + n + " to have at least " + std::to_string(c.number) +
+                     (c.number == 1 ? " dimension" : " dimensions") + ", but got a " +
+                     std::to_string(t.dim()) + "-D tensor");
+        } else if (c.key == "dim") {
+            if (t.dim() != c.number)
+                fail("expected " + n + " to be " + std::to_string(c.number) + "-D, but got " +
+                     std::to_string(t.dim()) + "-D shape " + shape_text(t));
+        } else if (c.key == "shape") {
+            std::vector<int64_t> want = sizes_of(*ref);
+            std::string why;
+            if (c.fn == "last") {
+                want = {ref->dim() > 0 ? ref->size(-1) : 1};
+                why = " (the last dimension of " + r + ")";
+            } else if (c.fn == "half") {
+                if (!want.empty()) want.back() /= 2;
+                why = " (" + r + " with its last dimension halved)";
+            }
+            if (sizes_of(t) != want)
+                fail("expected " + n + " to have " +
+                     (c.fn.empty() ? "the same shape as " + r + " " : std::string("shape ")) +
+                     shape_text_of(want) + why + ", but got " + shape_text(t));
+        } else if (c.key == "even") {
+            if (t.dim() > 0 && t.size(-1) % 2 != 0)
+                fail("expected the last dimension of " + n + " to be even, but got " +
+                     std::to_string(t.size(-1)));
+        } else if (c.key == "rows") {
+            if (t.size(0) != ref->size(1))
+                fail("expected " + n + " to have " + std::to_string(ref->size(1)) +
+                     " rows (the columns of " + r + "), but got shape " + shape_text(t));
+        } else if (c.key == "written") {
+            const my_ops_view v = view_of(t);
+            if (my_ops_internal_overlap(&v) != MY_OPS_NO_OVERLAP)
+                fail(n + " is written in place, so its elements must not share memory (it looks "
+                         "like an expanded or broadcast view); pass a tensor of its own, e.g. " +
+                     n + ".clone()");
+        } else if (c.key == "apart" || c.key == "apart_or_same") {
+            const bool allow_same = c.key == "apart_or_same";
+            if (allow_same && same_view(t, *ref)) continue;
+            const my_ops_view a = view_of(*ref), b = view_of(t);
+            if (my_ops_views_overlap(&a, &b) != MY_OPS_NO_OVERLAP) {
+                if (allow_same)
+                    fail(n + " overlaps " + r + " without being the same tensor; pass " + n +
+                         "=" + r + " itself or a tensor that shares no memory with it");
+                fail(r + " and " + n + " must not share memory, but they overlap; pass separate "
+                                       "tensors (e.g. " +
+                     n + ".clone())");
+            }
+        }
+    }
+}
+
+}  // namespace my_ops
+
+// "op<TAB>rules" lines of every op, for python/my_ops/_rules.py (through my_ops._C).
+extern "C" MY_OPS_API const char *my_ops_op_rules(void);
+extern "C" MY_OPS_API const char *my_ops_op_rules(void) {
+    static std::string text;
+    text.clear();
+    for (const my_ops::OpRules *op : my_ops::all_rules()) {
+        text += op->name();
+        text += '\t';
+        text += op->rules_text();
+        text += '\n';
+    }
+    return text.c_str();
+}

@@ -1,0 +1,83 @@
+// Each op's schema and argument rules, defined once beside its kernels.
+//
+// The rules are a short text that two small interpreters read: this one,
+// which checks the real arguments before any kernel runs, and
+// python/my_ops/_rules.py, which checks the same rules (with the same
+// messages) in the fake kernels, i.e. on meta tensors and while
+// torch.compile traces. my_ops._C hands the rule texts to Python.
+//
+// Rule text: "arg: clause clause; arg: clause; ...". Every Tensor argument
+// must be a dense float32/float64/float16/bfloat16 tensor on the CPU or a
+// CUDA device; clauses add:
+//   like=A           same dtype and device as A
+//   dim>=N, dim=N    number of dimensions
+//   shape=A          the shape of A
+//   shape=last(A)    [A.size(-1)]
+//   shape=half(A)    A's shape with its last dimension halved
+//   even             an even last dimension
+//   rows=cols(A)     size(0) == A.size(1)
+//   written          written in place: no two elements share memory
+//   apart=A          shares no memory with A
+//   apart_or_same=A  shares no memory with A, or is A itself (same view)
+// A float argument may have the clause `eps`: finite and >= 0.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "torch_api.h"
+
+namespace my_ops {
+
+// One argument of a call, as the checks see it.
+struct Arg {
+    Arg(const api::Tensor &t) : tensor(&t) {}  // NOLINT: implicit by design
+    Arg(double v) : number(v) {}               // NOLINT
+    const api::Tensor *tensor = nullptr;
+    double number = 0.0;
+};
+
+class OpRules {
+  public:
+    // Parses both texts (a malformed one aborts loading with a message) and
+    // records them for my_ops_op_rules().
+    OpRules(const char *schema, const char *rules);
+
+    const char *schema() const { return schema_; }
+    const char *rules_text() const { return rules_; }
+    const char *name() const { return name_.c_str(); }
+
+    // Throws std::runtime_error "my_ops.<op>: ..." for the first broken rule.
+    void check(std::initializer_list<Arg> args) const;
+
+    // Throws "my_ops.<op>: <message>".
+    [[noreturn]] void fail(const std::string &message) const;
+
+    struct Clause {
+        std::string key, ref;  // e.g. {"shape", "last", "x"} -> key "shape", fn "last", ref "x"
+        std::string fn;
+        int64_t number = 0;
+        int ref_index = -1;
+    };
+    struct Param {
+        std::string name;
+        bool is_tensor = false;
+        std::vector<Clause> clauses;
+    };
+
+  private:
+    void check_tensor(const Param &p, const api::Tensor &t, std::initializer_list<Arg> args) const;
+
+    const char *schema_;
+    const char *rules_;
+    std::string name_;
+    std::vector<Param> params_;
+};
+
+// Text helpers shared by the messages (the same spelling as torch's Python reprs).
+std::string shape_text(const api::Tensor &t);
+std::string dtype_text(api::ScalarType dtype);
+std::string device_text(const api::Tensor &t);
+
+}  // namespace my_ops
