@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# One pair, start to verified wheel: set up a build environment with the
-# pair's torch, build, give a Linux wheel its manylinux tag, and verify it.
+# One build, start to verified wheel: set up a build environment with the
+# build's torch, build, give a Linux wheel its manylinux tag, and verify it.
 # The build jobs of .github/workflows/wheels.yml run exactly this.
 #
-#   ci/build-pair.sh --pair 2.11-cu130 [--out wheelhouse] [--platform-tag TAG|auto]
+#   ci/build-pair.sh --build cu130 [--out wheelhouse] [--platform-tag TAG|auto]
+#
+# --build takes a build of scripts/matrix.toml (cu130: the stable wheel of
+# CUDA 13.0; 2.6-cu124: a legacy one) or a pair it serves (2.13-cu130).
+# The wheel lands in OUT/<build>/.
 #
 # Environment: PYTHON (interpreter for the build venv, default python3);
 # CUDA_HOME / CUDACXX select nvcc; MY_OPS_LOCAL_LABEL=none builds the
@@ -13,16 +17,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pair='' out=wheelhouse platform_tag='' python=${PYTHON:-python3}
+build='' out=wheelhouse platform_tag='' python=${PYTHON:-python3}
 while [ $# -gt 0 ]; do
     case "$1" in
-        --pair) pair=$2; shift 2 ;;
+        --build | --pair) build=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --platform-tag) platform_tag=$2; shift 2 ;;
-        *) echo "usage: $0 --pair NAME [--out DIR] [--platform-tag TAG|auto]" >&2; exit 2 ;;
+        *) echo "usage: $0 --build NAME [--out DIR] [--platform-tag TAG|auto]" >&2; exit 2 ;;
     esac
 done
-[ -n "$pair" ] || { echo "$0: --pair is required" >&2; exit 2; }
+[ -n "$build" ] || { echo "$0: --build is required" >&2; exit 2; }
+build=$("$python" scripts/matrix.py build "$build" --field name)
 
 case "$(uname -s)" in
     Linux) platform=linux ;;
@@ -33,16 +38,16 @@ if [ -z "$platform_tag" ]; then
     platform_tag=$("$python" scripts/matrix.py default "${platform}_platform")
 fi
 
-venv=.venv-$pair
-ci/setup-venv.sh --pair "$pair" --venv "$venv" --python "$python"
+venv=.venv-build-$build
+ci/setup-venv.sh --build "$build" --venv "$venv" --python "$python"
 vpy="$venv/bin/python"
 [ -x "$vpy" ] || vpy="$venv/Scripts/python.exe"
 "$vpy" -m pip install --quiet -r ci/requirements-verify.txt
 
 raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
-ci/build-wheel.sh --pair "$pair" --out "$raw" --python "$vpy"
-dest="$out/$pair"
+ci/build-wheel.sh --build "$build" --out "$raw" --python "$vpy"
+dest="$out/$build"
 rm -rf "$dest"
 mkdir -p "$dest"
 verify_tag=(--platform-tag "$platform_tag")
@@ -60,6 +65,6 @@ fi
 wheel=$(ls "$dest"/my_ops-*.whl)
 label=()
 if [ "${MY_OPS_LOCAL_LABEL:-}" = none ]; then
-    label=(--no-label)  # the PyPI build of the pair
+    label=(--no-label)  # the label-free PyPI build
 fi
-"$vpy" ci/verify-wheel.py "$wheel" --pair "$pair" "${verify_tag[@]}" "${label[@]}" --report "$dest/verify.json"
+"$vpy" ci/verify-wheel.py "$wheel" --build "$build" "${verify_tag[@]}" "${label[@]}" --report "$dest/verify.json"

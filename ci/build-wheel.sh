@@ -1,27 +1,29 @@
 #!/usr/bin/env bash
-# Build the my_ops wheel of one CUDA/PyTorch pair into an output folder.
+# Build one my_ops wheel into an output folder.
 #
-#   ci/build-wheel.sh [--pair 2.11-cu130|default] [--out dist] [--python .venv/bin/python]
+#   ci/build-wheel.sh [--build cu130|2.6-cu124|default] [--out dist] [--python .venv/bin/python]
+#
+# --build also takes a pair (2.13-cu130): the build that serves it.
 #
 # The build uses the torch installed for --python (no build isolation: the
 # extension must be compiled against the torch that will load it) and the
 # nvcc found through CUDA_HOME / CUDACXX / PATH. TORCH_CUDA_ARCH_LIST defaults
-# to the pair's list in scripts/matrix.toml; MY_OPS_CUDA=OFF builds +cpu.
+# to the build's list in scripts/matrix.toml; MY_OPS_CUDA=OFF builds +cpu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pair=default out=dist python=${PYTHON:-.venv/bin/python}
+build=default out=dist python=${PYTHON:-.venv/bin/python}
 while [ $# -gt 0 ]; do
     case "$1" in
-        --pair) pair=$2; shift 2 ;;
+        --build | --pair) build=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --python) python=$2; shift 2 ;;
-        *) echo "usage: $0 [--pair NAME] [--out DIR] [--python PYTHON]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--build NAME] [--out DIR] [--python PYTHON]" >&2; exit 2 ;;
     esac
 done
 
 if [ -z "${TORCH_CUDA_ARCH_LIST:-}" ]; then
-    TORCH_CUDA_ARCH_LIST="$("$python" scripts/matrix.py pair "$pair" --field arch_list)"
+    TORCH_CUDA_ARCH_LIST="$("$python" scripts/matrix.py build "$build" --field arch_list)"
 fi
 export TORCH_CUDA_ARCH_LIST
 # Reproducible wheels: file times (and the build info's date) are the commit's.
@@ -34,11 +36,12 @@ export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "== building pair $pair (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST) with $("$python" -c 'import torch; print("torch", torch.__version__)')"
-# One build folder per pair, so builds of several pairs never share CMake
+build=$("$python" scripts/matrix.py build "$build" --field name)
+echo "== building $build (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST) with $("$python" -c 'import torch; print("torch", torch.__version__)')"
+# One build folder per build, so several builds never share CMake
 # caches (MY_OPS_BUILD_DIR overrides it, e.g. for a clean build).
 "$python" -m pip wheel --no-build-isolation --no-deps --wheel-dir "$tmp" \
-    --config-settings=build-dir="${MY_OPS_BUILD_DIR:-build/$pair}" .
+    --config-settings=build-dir="${MY_OPS_BUILD_DIR:-build/$build}" .
 wheel=$(ls "$tmp"/my_ops-*.whl)
 mv -f "$wheel" "$out/"
 echo "== built $out/$(basename "$wheel")"

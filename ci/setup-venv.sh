@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# Create or update a virtual environment with one pair's torch and the build
-# and test tools of ci/requirements.txt.
+# Create or update a virtual environment with the torch of one pair (what its
+# users run) or of one build (what its wheel is compiled against), and the
+# build and test tools of ci/requirements.txt.
 #
-#   ci/setup-venv.sh [--pair 2.11-cu130|default] [--venv .venv] [--python python3]
+#   ci/setup-venv.sh [--pair 2.11-cu130|default | --build cu130] [--venv .venv] [--python python3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pair=default venv=.venv python=${PYTHON:-python3}
+kind=pair name=default venv=.venv python=${PYTHON:-python3}
 while [ $# -gt 0 ]; do
     case "$1" in
-        --pair) pair=$2; shift 2 ;;
+        --pair) kind=pair name=$2; shift 2 ;;
+        --build) kind=build name=$2; shift 2 ;;
         --venv) venv=$2; shift 2 ;;
         --python) python=$2; shift 2 ;;
-        *) echo "usage: $0 [--pair NAME] [--venv DIR] [--python PYTHON]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--pair NAME | --build NAME] [--venv DIR] [--python PYTHON]" >&2; exit 2 ;;
     esac
 done
 
-read -r -a torch_args <<<"$("$python" scripts/matrix.py pair "$pair" --field torch_install_args)"
+read -r -a torch_args <<<"$("$python" scripts/matrix.py "$kind" "$name" --field torch_install_args)"
 if [ ! -x "$venv/bin/python" ] && [ ! -x "$venv/Scripts/python.exe" ]; then
     echo "== creating $venv with $("$python" --version)"
     "$python" -m venv "$venv"

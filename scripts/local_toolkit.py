@@ -60,12 +60,12 @@ def assemble_debian(cuda: str, spec: dict, prefix: Path) -> Path:
         apt = ["apt-get", "-q", "-o", f"Dir::Etc::SourceList={sources}", "-o", f"Dir::Etc::SourceParts={target / 'no-parts'}",
                "-o", f"Dir::State::Lists={lists}", "-o", f"Dir::Etc::Preferences={target / 'no-parts' / 'none'}",
                "-o", f"Dir::Etc::PreferencesParts={target / 'no-parts'}", "-o", "APT::Sandbox::User=root"]
-        subprocess.run([*apt, "update"], check=True)
-        subprocess.run([*apt, "download", *packages], check=True, cwd=debs)
+        subprocess.run([*apt, "update"], check=True, stdout=sys.stderr)  # stdout is the answer
+        subprocess.run([*apt, "download", *packages], check=True, cwd=debs, stdout=sys.stderr)
         if root.exists():
             shutil.rmtree(root)
         for deb in sorted(debs.glob("*.deb")):
-            subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True)
+            subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True, stdout=sys.stderr)
         stamp.write_text("\n".join(packages))
     toolkit = target / "root"
     if toolkit.exists():
@@ -110,7 +110,7 @@ def assemble(cuda: str, prefix: Path) -> Path:
     stamp = target / ".packages"
     if not (stamp.is_file() and stamp.read_text() == "\n".join(packages)):
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade",
-                        "--target", str(target), *packages], check=True)
+                        "--target", str(target), *packages], check=True, stdout=sys.stderr)
         stamp.write_text("\n".join(packages))
     nvcc = root / "bin" / "nvcc"
     if not nvcc.is_file():

@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
-"""Add wheels to the my_ops package index: one PEP 503 simple index per pair.
+"""Add wheels to the my_ops package index: PEP 503 simple indexes per pair and per CUDA version.
 
-  scripts/make_index.py --site site WHEEL_OR_DIR... [--nightly] [--base-url URL]
+  scripts/make_index.py --site site WHEEL_OR_DIR... [--nightly]
 
 Layout (relative to --site):
   index.html                                   the install selector (make_landing_page.py)
+  whl/files/<wheel>, <wheel>.metadata          every wheel once, with its PEP 658 metadata
   whl/torch2.11/cu130/index.html               PEP 503 root of one pair's index
   whl/torch2.11/cu130/my-ops/index.html        links with #sha256=, data-requires-python,
                                                and PEP 658/714 metadata attributes
-  whl/torch2.11/cu130/my-ops/<wheel>           the wheel, and <wheel>.metadata beside it
-  whl/nightly/torch2.11/cu130/...              the same for nightly builds (--nightly)
+  whl/cu130/my-ops/index.html                  the stable-ABI wheels of CUDA 13.0 (any torch >= 2.10)
+  whl/nightly/...                              the same for nightly builds (--nightly)
 
-A +cuXYZ label alone is not unique across torch minors, so every pair gets
-its own index; the pair is read from each wheel's own build info. The
-script is idempotent: existing files stay, a wheel already present must be
-byte-identical (released files are immutable), and every page is rewritten
-from the files on disk, so adding a release keeps all earlier ones.
+A +cuXYZ label alone does not say which torch a legacy wheel was compiled
+against, so every pair gets its own index. A stable-ABI wheel serves every
+pair of its CUDA version that its build info lists: each of those pages
+links the one shared file (one file, one sha256), and so does its CUDA
+version's page. Which pages list a wheel is read from the wheel itself.
+The script is idempotent: existing files stay, a wheel already present must
+be byte-identical (released files are immutable), and every page is
+rewritten from the files on disk, so adding a release keeps all earlier ones.
 Label-free wheels (the PyPI default) are not indexed: PyPI serves them.
 """
 
@@ -47,15 +51,35 @@ class NotIndexed(ValueError):
     """A wheel that belongs on PyPI, not in this index."""
 
 
-def wheel_facts(wheel: Path) -> tuple[str, str, bytes, str]:
-    """(torch minor, label, METADATA bytes, Requires-Python) of a my_ops wheel."""
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(re.match(r"\d+", minor).group())
+
+
+def wheel_facts(wheel: Path) -> tuple[dict, bytes, str]:
+    """(build info, METADATA bytes, Requires-Python) of a my_ops wheel."""
     with zipfile.ZipFile(wheel) as zf:
         info = json.loads(zf.read("my_ops/_build_info.json"))
         dist_info = next(n.split("/")[0] for n in zf.namelist() if n.split("/")[0].endswith(".dist-info"))
         metadata = zf.read(f"{dist_info}/METADATA")
-    minor = ".".join(info["torch_version"].split(".")[:2])
     requires_python = re.search(rb"^Requires-Python: (.+)$", metadata, re.M)
-    return minor, info.get("label", ""), metadata, requires_python.group(1).decode().strip() if requires_python else ""
+    return info, metadata, requires_python.group(1).decode().strip() if requires_python else ""
+
+
+def index_dirs(info: dict) -> list[str]:
+    """The indexes that list a wheel: its pair's ('torch2.6/cu124'), or for a
+    stable-ABI wheel every pair of its CUDA version it serves and 'cu130'."""
+    label = info.get("label", "")
+    if info.get("abi") != "stable":
+        minor = ".".join(info["torch_version"].split(".")[:2])
+        return [f"torch{minor}/{label}"]
+    lower = _minor(info["torch_requirement"].split(">=", 1)[1].split(",")[0])
+    served = []
+    for pair in info.get("supported_pairs", []):
+        minor, pair_label = pair.split("-")
+        if pair_label == label and _minor(minor) >= lower:
+            served.append(f"torch{minor}/{label}")
+    return [*served, label]
 
 
 def page(title: str, links: list[str]) -> str:
@@ -65,55 +89,57 @@ def page(title: str, links: list[str]) -> str:
             f"{body}\n  </body>\n</html>\n")
 
 
-def add_wheel(wheel: Path, site: Path, nightly: bool) -> Path:
-    minor, label, metadata, _ = wheel_facts(wheel)
-    if not label:
+def add_wheel(wheel: Path, root: Path) -> None:
+    info, metadata, _ = wheel_facts(wheel)
+    if not info.get("label"):
         raise NotIndexed(f"{wheel.name} has no local label (the PyPI default wheel): not indexed")
-    parts = ["whl", *(["nightly"] if nightly else []), f"torch{minor}", label, PROJECT]
-    project_dir = site.joinpath(*parts)
-    project_dir.mkdir(parents=True, exist_ok=True)
-    target = project_dir / wheel.name
+    files = root / "files"
+    files.mkdir(parents=True, exist_ok=True)
+    target = files / wheel.name
     if target.exists():
         if sha256(target) != sha256(wheel):
             raise ValueError(f"{target} exists with different contents: released files are immutable; "
                              "bump the version instead")
     else:
         shutil.copy2(wheel, target)
-    (project_dir / f"{wheel.name}.metadata").write_bytes(metadata)
-    return project_dir
+    (files / f"{wheel.name}.metadata").write_bytes(metadata)
 
 
-def write_project_page(project_dir: Path) -> None:
-    links = []
-    for wheel in sorted(project_dir.glob("*.whl")):
-        _, _, _, requires_python = wheel_facts(wheel)
-        metadata_hash = sha256(project_dir / f"{wheel.name}.metadata")
-        attributes = [f'href="{quote(wheel.name)}#sha256={sha256(wheel)}"']
-        if requires_python:
-            attributes.append(f'data-requires-python="{html.escape(requires_python)}"')
-        attributes.append(f'data-dist-info-metadata="sha256={metadata_hash}"')
-        attributes.append(f'data-core-metadata="sha256={metadata_hash}"')
-        links.append(f"<a {' '.join(attributes)}>{html.escape(wheel.name)}</a>")
-    pair = "/".join(project_dir.parts[-3:-1])
-    (project_dir / "index.html").write_text(page(f"Links for my_ops ({pair})", links))
-    (project_dir.parent / "index.html").write_text(page(f"my_ops index ({pair})", [f'<a href="{PROJECT}/">{PROJECT}</a>']))
+def write_pages(root: Path) -> list[str]:
+    """Every index page under root (whl/ or whl/nightly/), from the wheels in root/files."""
+    listed: dict[str, list[str]] = {}
+    for wheel in sorted((root / "files").glob("*.whl")):
+        info, _, requires_python = wheel_facts(wheel)
+        metadata_hash = sha256(wheel.parent / f"{wheel.name}.metadata")
+        for index in index_dirs(info):
+            depth = index.count("/") + 2  # from <index>/my-ops/ up to root
+            href = "../" * depth + "files/" + quote(wheel.name)
+            attributes = [f'href="{href}#sha256={sha256(wheel)}"']
+            if requires_python:
+                attributes.append(f'data-requires-python="{html.escape(requires_python)}"')
+            attributes.append(f'data-dist-info-metadata="sha256={metadata_hash}"')
+            attributes.append(f'data-core-metadata="sha256={metadata_hash}"')
+            listed.setdefault(index, []).append(f"<a {' '.join(attributes)}>{html.escape(wheel.name)}</a>")
+    for index, links in listed.items():
+        project_dir = root / index / PROJECT
+        project_dir.mkdir(parents=True, exist_ok=True)
+        (project_dir / "index.html").write_text(page(f"Links for my_ops ({index})", links))
+        (project_dir.parent / "index.html").write_text(
+            page(f"my_ops index ({index})", [f'<a href="{PROJECT}/">{PROJECT}</a>']))
+    return sorted(listed)
 
 
-def build(site: Path, inputs: list[Path], nightly: bool) -> list[Path]:
+def build(site: Path, inputs: list[Path], nightly: bool) -> list[str]:
+    root = site / "whl" / "nightly" if nightly else site / "whl"
     wheels: list[Path] = []
     for item in inputs:
         wheels += sorted(item.rglob("my_ops-*.whl")) if item.is_dir() else [item]
-    touched = set()
     for wheel in wheels:
         try:
-            touched.add(add_wheel(wheel, site, nightly))
+            add_wheel(wheel, root)
         except NotIndexed as error:
             print(f"skip: {error}", file=sys.stderr)
-    # every project page on disk, so pages stay right even for pairs not touched now
-    for project_dir in sorted((site / "whl").rglob(PROJECT)) if (site / "whl").exists() else []:
-        if project_dir.is_dir():
-            write_project_page(project_dir)
-    return sorted(touched)
+    return write_pages(root) if (root / "files").is_dir() else []
 
 
 def main() -> int:
@@ -127,8 +153,9 @@ def main() -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    for project_dir in indexed:
-        print(f"indexed {project_dir.relative_to(args.site).parent}/")
+    prefix = "whl/nightly" if args.nightly else "whl"
+    for index in indexed:
+        print(f"indexed {prefix}/{index}/")
     return 0
 
 

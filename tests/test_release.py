@@ -39,21 +39,39 @@ def _pages(site: Path) -> dict[str, bytes]:
     return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
 
 
+def _served_pairs() -> list[str]:
+    """The per-pair index paths that list the built wheel."""
+    info = my_ops.build_info
+    if info.abi != "stable":
+        return [_pair_path()]
+    lower = info.torch_range[0]
+    return [f"whl/torch{p.split('-')[0]}/{info.label}" for p in info.supported_pairs
+            if p.endswith(f"-{info.label}") and tuple(map(int, p.split("-")[0].split("."))) >= lower]
+
+
 def test_index_layout_hashes_and_metadata(tmp_path):
     wheel = built_wheel()
     site = tmp_path / "site"
     assert _index(site, wheel).returncode == 0
-    project = site / _pair_path() / "my-ops"
-    page = (project / "index.html").read_text()
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    assert f'href="{wheel.name.replace("+", "%2B")}#sha256={digest}"' in page
-    assert 'data-requires-python="&gt;=3.9"' in page
-    metadata = (project / f"{wheel.name}.metadata").read_bytes()
+    files = site / "whl" / "files"
+    assert sorted(p.name for p in files.iterdir()) == sorted([wheel.name, f"{wheel.name}.metadata"])
+    metadata = (files / f"{wheel.name}.metadata").read_bytes()
     with zipfile.ZipFile(wheel) as zf:
         name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         assert metadata == zf.read(name)
-    assert f'data-core-metadata="sha256={hashlib.sha256(metadata).hexdigest()}"' in page
-    assert '<a href="my-ops/">my-ops</a>' in (site / _pair_path() / "index.html").read_text()
+    indexes = _served_pairs()
+    if my_ops.build_info.abi == "stable":
+        indexes.append(f"whl/{my_ops.build_info.label}")  # the per-CUDA index
+        assert _pair_path() in indexes and len(indexes) >= 3
+    for index in indexes:
+        page = (site / index / "my-ops" / "index.html").read_text()
+        up = "../" * (index.count("/") + 1)
+        # every page links the one shared file, with its hash and metadata
+        assert f'href="{up}files/{wheel.name.replace("+", "%2B")}#sha256={digest}"' in page, index
+        assert 'data-requires-python="&gt;=3.9"' in page
+        assert f'data-core-metadata="sha256={hashlib.sha256(metadata).hexdigest()}"' in page
+        assert '<a href="my-ops/">my-ops</a>' in (site / index / "index.html").read_text()
 
 
 def test_index_is_idempotent_and_keeps_earlier_releases(tmp_path):
@@ -89,7 +107,8 @@ def test_nightly_index_is_separate(tmp_path):
     site = tmp_path / "site"
     assert _index(site, built_wheel(), nightly=True).returncode == 0
     assert (site / "whl" / "nightly" / _pair_path().removeprefix("whl/") / "my-ops" / "index.html").is_file()
-    assert not (site / _pair_path()).exists()
+    assert (site / "whl" / "nightly" / "files").is_dir()
+    assert not (site / _pair_path()).exists() and not (site / "whl" / "files").exists()
 
 
 def test_assemble_release_dry_run(tmp_path):
@@ -164,10 +183,14 @@ def _installed_version(python: Path) -> str:
     return result.stdout.strip()
 
 
-def test_pip_install_pair_from_index(served_index, user_env):
+@pytest.mark.parametrize("index", ["pair", "cuda"])
+def test_pip_install_pair_from_index(served_index, user_env, index):
     info = my_ops.build_info
+    if index == "cuda" and info.abi != "stable":
+        pytest.skip("per-CUDA indexes list stable-ABI wheels")
+    path = _pair_path() if index == "pair" else f"whl/{info.label}"
     base = ".".join(info.version.split(".")[:2])
-    result = _pip(user_env, f"my_ops=={base}+{info.label}", "--index-url", f"{served_index}/{_pair_path()}/")
+    result = _pip(user_env, f"my_ops=={base}+{info.label}", "--index-url", f"{served_index}/{path}/")
     assert result.returncode == 0, result.stdout + result.stderr
     import torch
 

@@ -238,3 +238,86 @@ def test_fused_requires_grad_rejected(device):
 def test_fused_mixed_devices_rejected():
     with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to be on the same device as x \(cuda:0\), but got cpu"):
         my_ops.fused_add_rms_norm(torch.randn(2, 8, device="cuda"), torch.randn(2, 8), torch.ones(8, device="cuda"))
+
+
+# ---------------------------------------------------- higher-order gradients
+def _relative_error(out, ref) -> float:
+    assert not out.isnan().any(), "NaN in the result"
+    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
+
+
+SECOND_ORDER_TOLERANCE = {torch.float32: 1e-4, torch.bfloat16: 5e-2}
+
+
+def test_rms_norm_gradgradcheck(device):
+    x = make_input((3, 7), torch.float64, device).requires_grad_()
+    w = make_input((7,), torch.float64, device, low=0.5, high=1.5).requires_grad_()
+    assert torch.autograd.gradgradcheck(lambda a, b: my_ops.rms_norm(a, b, 1e-5), (x, w))
+
+
+def test_rms_norm_backward_op_is_differentiable(device):
+    """The fused backward op has a derivative of its own (and one of that)."""
+    g = make_input((3, 6), torch.float64, device).requires_grad_()
+    x = make_input((3, 6), torch.float64, device).requires_grad_()
+    w = make_input((6,), torch.float64, device, low=0.5, high=1.5).requires_grad_()
+    fn = lambda g, x, w: torch.ops.my_ops.rms_norm_backward(g, x, w, 1e-5)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (g, x, w))
+    assert torch.autograd.gradgradcheck(fn, (g, x, w))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_rms_norm_second_order_matches_pytorch(dtype, device):
+    """A gradient penalty: d/d(x, w) of |d loss/dx|^2, against F.rms_norm in float64."""
+    x = make_input((5, 64), dtype, device)
+    w = make_input((64,), dtype, device, low=0.5, high=1.5)
+
+    def second_order(fn, x, w):
+        x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+        (g,) = torch.autograd.grad((fn(x, w) ** 2).sum(), x, create_graph=True)
+        return torch.autograd.grad(g.pow(2).sum(), (x, w))
+
+    ours = second_order(lambda a, b: my_ops.rms_norm(a, b, 1e-6), x, w)
+    ref = second_order(lambda a, b: torch.nn.functional.rms_norm(a, (64,), b, 1e-6), x.double(), w.double())
+    for out, want in zip(ours, ref):
+        assert out.dtype == dtype
+        assert want.abs().max() > 0
+        assert _relative_error(out, want) < SECOND_ORDER_TOLERANCE[dtype]
+
+
+def test_first_order_backward_runs_the_fused_op_alone(device):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(str(func.overloadpacket))
+            return func(*args, **(kwargs or {}))
+
+    x = make_input((4, 32), torch.float32, device).requires_grad_()
+    w = make_input((32,), torch.float32, device).requires_grad_()
+    y = my_ops.rms_norm(x, w, 1e-6)
+    with Calls() as calls:
+        y.backward(torch.ones_like(y))
+    assert "my_ops.rms_norm_backward" in calls.names
+    assert not any(name.startswith("aten.rsqrt") or name.startswith("aten.mean") for name in calls.names)
+
+
+def test_rms_norm_third_order_matches_pytorch(device):
+    """Each order differentiates the one before (nothing is silently zero)."""
+    x0 = make_input((3, 8), torch.float64, device, low=-2, high=2)
+    w0 = make_input((8,), torch.float64, device, low=0.5, high=1.5)
+
+    def third_order(fn):
+        x, w = x0.clone().requires_grad_(), w0.clone().requires_grad_()
+        (g,) = torch.autograd.grad(fn(x, w).pow(3).sum(), x, create_graph=True)
+        (h,) = torch.autograd.grad(g.pow(2).sum(), x, create_graph=True)
+        return torch.autograd.grad(h.sin().sum(), (x, w))
+
+    ours = third_order(lambda a, b: my_ops.rms_norm(a, b, 1e-5))
+    ref = third_order(lambda a, b: torch.nn.functional.rms_norm(a, (8,), b, 1e-5))
+    for out, want in zip(ours, ref):
+        assert want.abs().max() > 0
+        torch.testing.assert_close(out, want, rtol=1e-9, atol=1e-9)

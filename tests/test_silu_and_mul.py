@@ -117,3 +117,37 @@ def test_backward_grad_shape_rejected(device):
 def test_backward_mixed_devices_rejected():
     with pytest.raises(RuntimeError, match=r"my_ops.silu_and_mul_backward: expected grad_out to be on the same device as x \(cuda:0\), but got cpu"):
         torch.ops.my_ops.silu_and_mul_backward(torch.randn(3, 5), torch.randn(3, 10, device="cuda"))
+
+
+# ---------------------------------------------------- higher-order gradients
+def test_silu_and_mul_gradgradcheck(device):
+    x = make_input((3, 10), torch.float64, device).requires_grad_()
+    assert torch.autograd.gradgradcheck(my_ops.silu_and_mul, (x,))
+
+
+def test_silu_and_mul_backward_op_is_differentiable(device):
+    g = make_input((3, 5), torch.float64, device).requires_grad_()
+    x = make_input((3, 10), torch.float64, device).requires_grad_()
+    assert torch.autograd.gradcheck(torch.ops.my_ops.silu_and_mul_backward, (g, x))
+    assert torch.autograd.gradgradcheck(torch.ops.my_ops.silu_and_mul_backward, (g, x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_silu_and_mul_second_order_matches_eager(dtype, device):
+    x = make_input((6, 64), dtype, device)
+
+    def second_order(fn, x):
+        x = x.detach().requires_grad_()
+        (g,) = torch.autograd.grad((fn(x) ** 2).sum(), x, create_graph=True)
+        (h,) = torch.autograd.grad(g.pow(2).sum(), x)
+        return h
+
+    def eager(x):
+        gate, up = x.chunk(2, dim=-1)
+        return torch.nn.functional.silu(gate) * up
+
+    ours = second_order(my_ops.silu_and_mul, x)
+    ref = second_order(eager, x.double())
+    assert ours.dtype == dtype and not ours.isnan().any()
+    error = ((ours.double() - ref).norm() / ref.norm()).item()
+    assert error < {torch.float32: 1e-4, torch.bfloat16: 5e-2}[dtype]

@@ -78,16 +78,16 @@ def _differentiable_backward(name: str, math, tensor_args: int) -> None:
         ctx.extra = inputs[tensor_args:]
 
     def backward(ctx, *grads):
-        saved = ctx.saved_tensors
-        create_graph = torch.is_grad_enabled()
-        with torch.enable_grad():
-            inputs = [t if t.requires_grad else t.detach().requires_grad_() for t in saved]
-            outputs = math(*inputs, *ctx.extra)
-            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-            used = [(o, g) for o, g in zip(outputs, grads) if g is not None]
-            result = torch.autograd.grad([o for o, _ in used], inputs, [g for _, g in used],
-                                         create_graph=create_graph, allow_unused=True)
-        return (*result, *([None] * len(ctx.extra)))
+        # Partial derivatives in each saved tensor (torch.func.vjp treats them as
+        # independent, which autograd.grad would not: grad_out's own history
+        # leads back to x). Its result stays differentiable for the outer
+        # autograd, so third and higher orders work too.
+        extra = ctx.extra
+        outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        cotangents = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, grads))
+        result = vjp(cotangents if len(cotangents) > 1 else cotangents[0])
+        return (*result, *([None] * len(extra)))
 
     torch.library.register_autograd(f"my_ops::{name}", backward, setup_context=setup_context)
 
