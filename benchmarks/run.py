@@ -18,13 +18,14 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_host  # noqa: E402
 import bench_matmul  # noqa: E402
 import bench_rms_norm  # noqa: E402
 import bench_silu_and_mul  # noqa: E402
 import providers  # noqa: E402
 from common import RESULTS, Row, copy_bandwidth, finish, write_csv  # noqa: E402
 
-FAMILIES = [bench_rms_norm, bench_silu_and_mul, bench_matmul]
+FAMILIES = [bench_rms_norm, bench_silu_and_mul, bench_matmul, bench_host]
 
 
 def plot(rows: list[Row], path: Path) -> None:

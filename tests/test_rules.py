@@ -242,3 +242,26 @@ def test_overlap_of_large_interleaved_and_sliced_views_is_decided_quickly():
 def test_cuda_views_of_one_buffer(device="cuda"):
     test_fused_add_accepts_views_of_one_buffer_that_share_no_element("interleaved", device)
     test_real_overlap_is_refused_and_named(device)
+
+
+# ------------------------------------------------- mutating ops and autograd
+@pytest.mark.parametrize("mode", ["grad", "no_grad", "inference_mode"])
+def test_mutating_ops_bump_version_counters(mode):
+    x, residual, w, out = _t(4, 8), _t(4, 8), _t(8), _t(4, 8)
+    context = {"grad": torch.enable_grad, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode}[mode]
+    versions = [t._version for t in (x, residual, w, out)]
+    with context():
+        my_ops.fused_add_rms_norm(x, residual, w)
+        my_ops.add_out(x, residual, out)
+    assert [t._version for t in (x, residual, w, out)] == [versions[0] + 1, versions[1] + 1, versions[2],
+                                                           versions[3] + 1]
+
+
+def test_overwriting_a_tensor_autograd_saved_is_detected():
+    saved = _t(4, 8)
+    w = _t(8).requires_grad_()
+    loss = (saved * w).sum()  # mul saves `saved` for w's gradient
+    with torch.no_grad():
+        my_ops.fused_add_rms_norm(saved, _t(4, 8), _t(8))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()

@@ -31,13 +31,15 @@ def _mutating_op(name: str) -> None:
     derivative: a tensor that requires grad would silently lose its history,
     so refuse it (naming the argument); bump the version counter of every
     written tensor, as PyTorch's own in-place ops do, so autograd notices when
-    a tensor it saved was overwritten. (The stable ABI has no C++ Autograd
-    kernels, so this lives here.)"""
+    a tensor it saved was overwritten. One kernel at the ADInplaceOrView key,
+    which every call on ordinary tensors passes (the stable ABI has no C++
+    Autograd kernels, so this lives here); PyTorch's autograd fallback in
+    front of it only passes the call on."""
     op = getattr(_ops, name).default
     arguments = op._schema.arguments
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
 
-    def autograd_kernel(keyset, *args):
+    def inplace_kernel(keyset, *args):
         if torch.is_grad_enabled():
             for argument, value in zip(arguments, args):
                 if isinstance(value, Tensor) and value.requires_grad:
@@ -46,15 +48,10 @@ def _mutating_op(name: str) -> None:
                         "writes its arguments in place and has no autograd formula; call it under "
                         "torch.no_grad() or pass tensors that do not require grad (e.g. "
                         f"{argument.name}.detach())")
-        with torch._C._AutoDispatchBelowAutograd():
-            return op.redispatch(keyset & torch._C._after_autograd_keyset, *args)
-
-    def inplace_kernel(keyset, *args):
         result = op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, *args)
         torch.autograd.graph.increment_version([args[i] for i in written])
         return result
 
-    _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
     _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
 
 
