@@ -32,9 +32,12 @@ TEMPLATE = """<!DOCTYPE html>
 </head>
 <body>
 <h1>my_ops wheels</h1>
-<p>Pick the torch you run; the command installs the my_ops wheel built for it.
+<p>Pick the torch you run; the command installs the my_ops wheel that serves it.
 Each pair has its own <a href="https://peps.python.org/pep-0503/">PEP 503</a> index with sha256 hashes
-and PEP 658 metadata; a package that depends on <code>my_ops==1.0</code> gets the same wheel.</p>
+and PEP 658 metadata; a package that depends on <code>my_ops==1.0</code> gets the same wheel.
+From torch 2.10 on, one wheel per CUDA version (built on the LibTorch stable ABI) serves every
+torch minor of that CUDA major; it is also listed on its CUDA version's own index
+(<code>whl/cu130/</code>). Older torch gets one wheel per pair.</p>
 <p>
   <label>torch <select id="torch"></select></label>
   <label>CUDA <select id="cuda"></select></label>
@@ -44,7 +47,7 @@ and PEP 658 metadata; a package that depends on <code>my_ops==1.0</code> gets th
 <p id="note"></p>
 <h2>All pairs</h2>
 <table>
-<tr><th>torch</th><th>CUDA</th><th>platforms</th><th>GPU architectures</th><th>index</th></tr>
+<tr><th>torch</th><th>CUDA</th><th>wheel</th><th>platforms</th><th>GPU architectures</th><th>index</th></tr>
 __ROWS__
 </table>
 <script>
@@ -72,9 +75,15 @@ function update(changed) {
   fill(byId("os"), pair.platforms.map((o) => [o, o === "linux" ? "Linux x86_64" : "Windows x64"]), true);
   const command = `pip install my_ops==1.0+${pair.label} --extra-index-url ${BASE}/${pair.index_path}`;
   byId("command").textContent = command;
-  byId("note").textContent = pair.name === DEFAULT
-    ? "This is also PyPI's default build: plain `pip install my_ops` gives the same kernels."
-    : "";
+  const notes = [];
+  if (pair.abi === "stable") {
+    notes.push(`The same wheel serves every torch >= 2.10 with CUDA ${pair.cuda.split(".")[0]}.x; ` +
+               `its CUDA version's index: ${BASE}/whl/${pair.label}/`);
+  }
+  if (pair.name === DEFAULT) {
+    notes.push("This is also PyPI's default build: plain `pip install my_ops` gives the same kernels.");
+  }
+  byId("note").textContent = notes.join(" ");
 }
 function init() {
   const torches = unique(PAIRS.map((p) => p.torch)).reverse();
@@ -98,10 +107,10 @@ init();
 def render(base_url: str) -> str:
     data = matrix.load()
     pairs = matrix.all_pairs(data)
-    selector = [{"name": p.name, "torch": p.torch, "cuda": p.cuda, "label": p.label,
+    selector = [{"name": p.name, "torch": p.torch, "cuda": p.cuda, "label": p.label, "abi": p.abi,
                  "platforms": list(p.platforms), "index_path": p.index_path} for p in pairs]
     rows = "\n".join(
-        f"<tr><td>{p.torch}</td><td>{p.cuda}</td><td>{', '.join(p.platforms)}</td>"
+        f"<tr><td>{p.torch}</td><td>{p.cuda}</td><td>+{p.label} {p.abi}</td><td>{', '.join(p.platforms)}</td>"
         f"<td>{html.escape(p.arch_list.replace(';', ' '))}</td>"
         f"<td><a href=\"{p.index_path}\">{p.index_path}</a></td></tr>" for p in pairs)
     return (TEMPLATE.replace("__ROWS__", rows)

@@ -48,7 +48,9 @@ def test_opens_on_the_default_pair(browser):
     pair = matrix.default_pair()
     assert Select(browser.find_element("id", "torch")).first_selected_option.text == pair.torch
     assert _command(browser) == f"pip install my_ops==1.0+{pair.label} --extra-index-url {BASE}/{pair.index_path}"
-    assert "PyPI" in browser.find_element("id", "note").text
+    note = browser.find_element("id", "note").text
+    assert "PyPI" in note
+    assert f"its CUDA version's index: {BASE}/whl/{pair.label}/" in note  # the default pair is stable
 
 
 @pytest.mark.parametrize("name", ["2.6-cu124", "2.12-cu129", "2.15-cu132", "2.10-cu126"])
