@@ -12,8 +12,8 @@
 # Environment: PYTHON (interpreter for the build venv, default python3);
 # CUDA_HOME / CUDACXX select nvcc; MY_OPS_LOCAL_LABEL=none builds the
 # label-free PyPI wheel; MY_OPS_NIGHTLY=YYYYMMDD a nightly. --platform-tag: the tag the wheel must get
-# (default: the matrix's manylinux_2_28_x86_64 on Linux, win_amd64 on
-# Windows); "auto" takes the most compatible tag this host allows.
+# (default: the matrix's tag of this host's platform, e.g.
+# manylinux_2_28_x86_64); "auto" takes the most compatible tag this host allows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,11 +29,7 @@ done
 [ -n "$build" ] || { echo "$0: --build is required" >&2; exit 2; }
 build=$("$python" scripts/matrix.py build "$build" --field name)
 
-case "$(uname -s)" in
-    Linux) platform=linux ;;
-    MINGW* | MSYS* | CYGWIN*) platform=windows ;;
-    *) echo "$0: unsupported build platform $(uname -s)" >&2; exit 2 ;;
-esac
+platform=$(ci/host-platform.sh)
 if [ -z "$platform_tag" ]; then
     platform_tag=$("$python" scripts/matrix.py default "${platform}_platform")
 fi
@@ -51,7 +47,7 @@ dest="$out/$build"
 rm -rf "$dest"
 mkdir -p "$dest"
 verify_tag=(--platform-tag "$platform_tag")
-if [ "$platform" = linux ]; then
+if [ "$platform" != windows ]; then
     plat=()
     if [ "$platform_tag" = auto ]; then
         verify_tag=()

@@ -26,11 +26,32 @@ if [ -z "${TORCH_CUDA_ARCH_LIST:-}" ]; then
     TORCH_CUDA_ARCH_LIST="$("$python" scripts/matrix.py build "$build" --field arch_list)"
 fi
 export TORCH_CUDA_ARCH_LIST
+# A checkout owned by another user (a CI container runs as root over the
+# runner's checkout) makes git refuse it as "dubious ownership": the build
+# would lose its commit and commit time without a word. Trust this one folder.
+if [ -e .git ] && git rev-parse HEAD 2>&1 | grep -q "dubious ownership"; then
+    echo "== git: marking $PWD safe (owned by another user)"
+    git config --global --add safe.directory "$PWD"
+fi
 # Reproducible wheels: file times (and the build info's date) are the commit's.
 if [ -z "${SOURCE_DATE_EPOCH:-}" ] && git rev-parse --verify --quiet HEAD >/dev/null 2>&1; then
     SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
     export SOURCE_DATE_EPOCH
+elif [ -z "${SOURCE_DATE_EPOCH:-}" ] && [ -e .git ] &&
+    ! git rev-parse HEAD 2>&1 | grep -q "ambiguous argument 'HEAD'"; then  # (that one: no commit yet)
+    echo "$0: git cannot read this checkout's commit: the wheel would not be reproducible" >&2
+    git rev-parse HEAD >&2 || true
+    exit 1
 fi
+# A compiler cache named as launcher but not installed would fail the build:
+# build without it instead, and say so.
+for var in CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER CMAKE_CUDA_COMPILER_LAUNCHER; do
+    launcher=${!var:-}
+    if [ -n "$launcher" ] && ! command -v "$launcher" >/dev/null 2>&1; then
+        echo "== $var=$launcher is not installed: building without a compiler cache"
+        unset "$var"
+    fi
+done
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
 
 mkdir -p "$out"

@@ -18,7 +18,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-read -r -a torch_args <<<"$("$python" scripts/matrix.py "$kind" "$name" --field torch_install_args)"
+read -r -a torch_args <<<"$("$python" scripts/matrix.py "$kind" "$name" --field torch_install_args \
+    --platform "$(ci/host-platform.sh)")"
 if [ ! -x "$venv/bin/python" ] && [ ! -x "$venv/Scripts/python.exe" ]; then
     echo "== creating $venv with $("$python" --version)"
     "$python" -m venv "$venv"

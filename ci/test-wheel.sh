@@ -24,7 +24,8 @@ done
 
 venv=$(mktemp -d)/venv
 trap 'rm -rf "$(dirname "$venv")"' EXIT
-read -r -a torch_args <<<"$("$python" scripts/matrix.py pair "$pair" --field torch_install_args)"
+read -r -a torch_args <<<"$("$python" scripts/matrix.py pair "$pair" --field torch_install_args \
+    --platform "$(ci/host-platform.sh)")"
 echo "== fresh venv $venv with $("$python" --version) and ${torch_args[*]}"
 "$python" -m venv "$venv"
 vpy="$venv/bin/python"

@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python < 3.11 builds
         sys.exit("scripts/matrix.py needs Python >= 3.11 or the 'tomli' package")
 
 MATRIX_FILE = Path(__file__).with_name("matrix.toml")
-PLATFORMS = ("linux", "windows")
+PLATFORMS = ("linux", "linux-aarch64", "windows")
 
 
 @dataclass(frozen=True)
@@ -72,11 +72,8 @@ class Build:
 
     @property
     def torch_install_args(self) -> list[str]:
-        """pip arguments that install the torch this build compiles against."""
-        args = [f"torch=={self.torch_build_version}"]
-        if not self.torch_on_pypi:
-            args += ["--index-url", self.torch_index_url]
-        return args
+        """pip arguments that install the torch this build compiles against (Linux x86_64)."""
+        return torch_install_args(self, "linux")
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -118,11 +115,8 @@ class Pair:
 
     @property
     def torch_install_args(self) -> list[str]:
-        """pip arguments that install this pair's torch build."""
-        args = [f"torch=={self.torch_build_version}"]
-        if not self.torch_on_pypi:
-            args += ["--index-url", self.torch_index_url]
-        return args
+        """pip arguments that install this pair's torch build (Linux x86_64)."""
+        return torch_install_args(self, "linux")
 
     @property
     def index_path(self) -> str:
@@ -139,6 +133,19 @@ class Pair:
             index_path=self.index_path,
         )
         return data
+
+
+def torch_install_args(item: "Build | Pair", platform: str) -> list[str]:
+    """pip arguments that install the torch of a build or pair on a platform.
+
+    PyPI's plain `torch==X.Y.Z` is one CUDA variant on Linux x86_64 only; its
+    Windows wheels are CPU-only, so every other platform and variant comes
+    from PyTorch's own index.
+    """
+    args = [f"torch=={item.torch_build_version}"]
+    if not (item.torch_on_pypi and platform == "linux"):
+        args += ["--index-url", item.torch_index_url]
+    return args
 
 
 def cuda_label(cuda: str) -> str:
@@ -180,7 +187,11 @@ def _pair_specs(data: dict[str, Any]):
             if cuda not in data["cuda"]:
                 raise SystemExit(f"matrix.toml: torch {torch_minor} names CUDA {cuda}, "
                                  f"which has no [cuda.\"{cuda}\"] table")
-            platforms = ("linux",) if cuda in spec.get("linux_only", []) else PLATFORMS
+            platforms = ("linux",)
+            if cuda in spec.get("aarch64", []):
+                platforms += ("linux-aarch64",)
+            if cuda not in spec.get("linux_only", []):
+                platforms += ("windows",)
             yield torch_minor, spec, cuda, data["cuda"][cuda], platforms
 
 
@@ -301,15 +312,19 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None) -> dict
         pairs = [p for p in pairs if p.name in wanted]
     include = []
     if job in ("build-linux", "build-windows"):
-        platform = job.split("-")[1]
-        needed = {p.build for p in pairs if platform in p.platforms}
+        wanted_platforms = ("linux", "linux-aarch64") if job == "build-linux" else ("windows",)
         for build in all_builds(data):
-            if build.name in needed and platform in build.platforms:
-                entry = build.as_dict()
-                entry.update(pip_toolkit=" ".join(build.pip_toolkit), serves=",".join(build.serves),
-                             platforms=",".join(build.platforms), platform=platform,
-                             platform_tag=data["defaults"][f"{platform}_platform"])
-                include.append(entry)
+            for platform in wanted_platforms:
+                if platform in build.platforms and any(p.build == build.name and platform in p.platforms
+                                                       for p in pairs):
+                    entry = build.as_dict()
+                    entry.update(pip_toolkit=" ".join(build.pip_toolkit), serves=",".join(build.serves),
+                                 platforms=",".join(build.platforms), platform=platform,
+                                 platform_tag=data["defaults"][f"{platform}_platform"],
+                                 runner=data["defaults"][f"{platform}_runner"],
+                                 torch_install_args=" ".join(torch_install_args(build, platform)),
+                                 image=data["cuda"][build.cuda].get(f"{platform}_image", ""))
+                    include.append(entry)
         return {"include": include}
     for pair in pairs:
         entry = pair.as_dict()
@@ -319,7 +334,8 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None) -> dict
             for platform in pair.platforms:
                 for python in sorted({pair.python_oldest, pair.python_newest}):
                     include.append({**entry, "platform": platform, "python": python,
-                                    "runner": "ubuntu-24.04" if platform == "linux" else "windows-2022"})
+                                    "runner": data["defaults"][f"{platform}_runner"],
+                                    "torch_install_args": " ".join(torch_install_args(pair, platform))})
         elif "linux" in pair.platforms:
             include.append({**entry, "platform": "linux"})
     return {"include": include}
@@ -350,12 +366,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--platform", choices=PLATFORMS)
     p = sub.add_parser("builds", help="every build, one per line")
     p.add_argument("--platform", choices=PLATFORMS)
-    p = sub.add_parser("pair", help="one pair as JSON, or one field of it")
-    p.add_argument("name", help="e.g. 2.11-cu130, or 'default'")
-    p.add_argument("--field", help="print just this field, e.g. torch_install_args")
-    p = sub.add_parser("build", help="one build (or the build serving a pair) as JSON, or one field")
-    p.add_argument("name", help="e.g. cu130, 2.6-cu124, 2.13-cu130, or 'default'")
-    p.add_argument("--field", help="print just this field, e.g. torch_install_args")
+    for kind, example in (("pair", "2.11-cu130, or 'default'"),
+                          ("build", "cu130, 2.6-cu124, 2.13-cu130 (its build), or 'default'")):
+        p = sub.add_parser(kind, help=f"one {kind} as JSON, or one field of it")
+        p.add_argument("name", help=f"e.g. {example}")
+        p.add_argument("--field", help="print just this field, e.g. torch_install_args")
+        p.add_argument("--platform", choices=PLATFORMS, default="linux",
+                       help="the platform torch_install_args is for (default linux)")
     p = sub.add_parser("torch-requirement", help="the torch pin of a wheel")
     p.add_argument("--torch", required=True)
     p = sub.add_parser("gha", help="GitHub Actions matrix JSON of one job")
@@ -386,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             item = find_build(load()["defaults"]["default_pair"] if args.name == "default" else args.name)
         data = item.as_dict()
+        data["torch_install_args"] = " ".join(torch_install_args(item, args.platform))
         if args.field:
             if args.field not in data:
                 raise SystemExit(f"a {args.command} has no field {args.field!r}; fields: {', '.join(data)}")

@@ -73,8 +73,9 @@ def test_one_stable_build_per_cuda_version_serves_every_stable_pair():
     assert matrix.find_build("cu132").torch == "2.12"
     assert matrix.find_build("2.6-cu124").serves == ("2.6-cu124",)
     # the build axis per release: stable CUDA versions x platforms + legacy pairs x platforms
-    assert sum(len(b.platforms) for b in BUILDS) == 11
-    assert sum(len(p.platforms) for p in PAIRS) == 40  # one build per pair and platform, before
+    assert sum(len(b.platforms) for b in BUILDS) == 16  # 5 Linux x86_64, 5 Linux aarch64, 4 Windows, 2 legacy
+    x86_and_windows = sum(len(set(p.platforms) - {"linux-aarch64"}) for p in PAIRS)
+    assert x86_and_windows == 40  # one build per pair and platform, as before the stable ABI
 
 
 def test_torch_install_args():
@@ -93,17 +94,30 @@ def test_gha_matrices(event):
     pairs = PAIRS if event == "push" else [p for p in PAIRS if p.name in matrix.load()["pull_request"]["pairs"]]
     assert linux_names == {p.build for p in pairs}
     assert windows_names <= linux_names
+    built = {(e["name"], e["platform"]) for e in build_linux + build_windows}
     # every pair is tested on the oldest and newest Python of its torch, with the wheel of its build
     for pair in pairs:
         for platform in pair.platforms:
             entries = [e for e in test_cpu if e["name"] == pair.name and e["platform"] == platform]
             assert {e["python"] for e in entries} == {pair.python_oldest, pair.python_newest}
             assert {e["build"] for e in entries} == {pair.build}
-            built = build_linux if platform == "linux" else build_windows
-            assert pair.build in {e["name"] for e in built}
+            assert (pair.build, platform) in built
+            # PyPI's torch is a CUDA build on Linux x86_64 only: elsewhere PyTorch's index
+            assert all(("--index-url" in e["torch_install_args"]) == (platform != "linux" or not pair.torch_on_pypi)
+                       for e in entries)
     for entry in build_linux:
-        assert entry["platform_tag"] == "manylinux_2_28_x86_64"
-        assert re.fullmatch(r"pytorch/manylinux2_28-builder:cuda\d+\.\d+", entry["linux_image"])
+        machine = "aarch64" if entry["platform"] == "linux-aarch64" else "x86_64"
+        assert entry["platform_tag"] == f"manylinux_2_28_{machine}"
+        builder = "manylinuxaarch64-builder" if machine == "aarch64" else "manylinux2_28-builder"
+        assert re.fullmatch(rf"pytorch/{builder}:cuda\d+\.\d+", entry["image"])
+        assert entry["runner"] == ("ubuntu-24.04-arm" if machine == "aarch64" else "ubuntu-24.04")
+    for entry in build_windows:
+        assert "--index-url https://download.pytorch.org/whl/cu" in entry["torch_install_args"]
+
+
+def test_aarch64_variants_follow_pytorch():
+    aarch64 = {p.name for p in PAIRS if "linux-aarch64" in p.platforms}
+    assert "2.11-cu130" in aarch64 and "2.14-cu132" in aarch64 and "2.6-cu124" not in aarch64
 
 
 def test_gha_matrix_script_writes_github_outputs(tmp_path):
@@ -113,7 +127,9 @@ def test_gha_matrix_script_writes_github_outputs(tmp_path):
     lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
     assert set(lines) == {"build-linux", "build-windows", "test-cpu", "test-gpu"}
     wanted = matrix.load()["pull_request"]["pairs"]
-    assert len(json.loads(lines["build-linux"])["include"]) == len({matrix.find_build(p).name for p in wanted})
+    expected = {(matrix.find_build(p).name, platform) for p in wanted
+                for platform in matrix.find_pair(p).platforms if platform != "windows"}
+    assert len(json.loads(lines["build-linux"])["include"]) == len(expected)
 
 
 def test_readme_table_is_generated_from_the_matrix():
