@@ -2,21 +2,27 @@
 # Assemble everything a release publishes, from a folder of verified wheels:
 #
 #   ci/assemble-release.sh --wheels DIR [--previous DIR] [--previous-nightly DIR]
-#                          [--out release] [--kind release|nightly]
+#                          [--out release] [--kind release|nightly] [--files-url URL]
 #
-#   release/dist/     every wheel and the sdist: the GitHub Release assets
+#   release/dist/     every wheel, its PEP 658 .metadata and the sdist: the
+#                     GitHub Release assets
 #   release/dist/SHA256SUMS
 #   release/pypi/     the sdist and the label-free wheels: what goes to PyPI
-#   release/site/     the PEP 503 index per pair and the install selector:
-#                     GitHub Pages (whl/..., or whl/nightly/... for --kind nightly)
+#   release/site/     the PEP 503 indexes and the install selector: GitHub
+#                     Pages (whl/..., whl/nightly/... for nightlies)
 #
 # --previous / --previous-nightly: wheels published before (earlier releases'
 # and nightlies' assets), indexed again so the new site, which replaces the
-# old one, keeps them. The same inputs give the same output.
+# old one, keeps them; of the nightlies only the newest `nightly_keep`
+# versions (scripts/matrix.toml). --files-url: where the releases' assets are
+# downloaded from (https://github.com/OWNER/REPO/releases/download): the
+# pages link the wheels there and the site holds pages only. Without it the
+# wheels are copied into the site (a self-contained index, e.g. for tests).
+# The same inputs give the same output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-wheels='' previous='' previous_nightly='' out=release nightly=()
+wheels='' previous='' previous_nightly='' out=release nightly=() files_url=()
 python=${PYTHON:-.venv/bin/python}
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -24,6 +30,7 @@ while [ $# -gt 0 ]; do
         --previous) previous=$2; shift 2 ;;
         --previous-nightly) previous_nightly=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
+        --files-url) files_url=(--files-url "$2"); shift 2 ;;
         --kind)
             case "$2" in
                 release) nightly=() ;;
@@ -31,7 +38,7 @@ while [ $# -gt 0 ]; do
                 *) echo "$0: --kind is release or nightly, not '$2'" >&2; exit 2 ;;
             esac
             shift 2 ;;
-        *) echo "usage: $0 --wheels DIR [--previous DIR] [--previous-nightly DIR] [--out DIR] [--kind release|nightly]" >&2; exit 2 ;;
+        *) echo "usage: $0 --wheels DIR [--previous DIR] [--previous-nightly DIR] [--out DIR] [--kind release|nightly] [--files-url URL]" >&2; exit 2 ;;
     esac
 done
 [ -n "$wheels" ] || { echo "$0: --wheels is required" >&2; exit 2; }
@@ -58,16 +65,31 @@ for file in "$out"/dist/*; do
     esac
 done
 
-echo "== SHA256SUMS"
-(cd "$out/dist" && sha256sum -- my_ops-* | LC_ALL=C sort -k2 >SHA256SUMS)
 
 echo "== index"
-"$python" scripts/make_index.py --site "$out/site" "${nightly[@]}" "$out/dist"
+"$python" scripts/make_index.py --site "$out/site" "${nightly[@]}" "${files_url[@]}" "$out/dist"
 if [ -n "$previous" ] && [ -d "$previous" ]; then
-    "$python" scripts/make_index.py --site "$out/site" "$previous"
+    "$python" scripts/make_index.py --site "$out/site" "${files_url[@]}" "$previous"
 fi
 if [ -n "$previous_nightly" ] && [ -d "$previous_nightly" ]; then
-    "$python" scripts/make_index.py --site "$out/site" --nightly "$previous_nightly"
+    # the newest nightly versions only: the index does not grow night after night
+    keep=$("$python" scripts/matrix.py default nightly_keep)
+    recent=$(mktemp -d)
+    find "$previous_nightly" -name 'my_ops-*.whl' | sed 's#.*/my_ops-\([^-+]*\).*#\1#' | sort -u -V |
+        tail -n "$keep" | while read -r version; do
+            find "$previous_nightly" -name "my_ops-${version}[-+]*.whl" -exec cp {} "$recent/" \;
+        done
+    "$python" scripts/make_index.py --site "$out/site" --nightly "${files_url[@]}" "$recent"
+    rm -rf "$recent"
 fi
+for wheel in "$out"/dist/my_ops-*+*.whl; do  # PEP 658 metadata beside each indexed wheel
+    [ -e "$wheel" ] || continue
+    unzip -p "$wheel" '*.dist-info/METADATA' >"$wheel.metadata"
+done
+if [ ${#files_url[@]} -gt 0 ]; then
+    rm -rf "$out/site/whl/files" "$out/site/whl/nightly/files"  # the pages link the release assets
+fi
+echo "== SHA256SUMS"
+(cd "$out/dist" && sha256sum -- my_ops-* | LC_ALL=C sort -k2 >SHA256SUMS)
 "$python" scripts/make_landing_page.py --site "$out/site"
 echo "== $out: $(find "$out/dist" -name '*.whl' | wc -l) wheels, $(find "$out/pypi" -type f | wc -l) files for PyPI"

@@ -19,12 +19,27 @@ if [ -z "$wheel" ]; then
     wheel=$(ci/newest-wheel.sh dist)
 fi
 "$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
-"$python" - <<'PY'
+# The driver must run the wheel's CUDA: say so plainly, before any test fails
+# with "CUDA driver version is insufficient".
+(cd / && "$python" - <<'PY'
+import sys
+
 import torch
+
+from my_ops import __main__ as info, _build_info
+
 assert torch.cuda.is_available(), "ci/test-gpu.sh needs a CUDA device"
 for i in range(torch.cuda.device_count()):
     print("GPU", i, torch.cuda.get_device_name(i), torch.cuda.get_device_capability(i))
+build = _build_info.load()
+driver = info._cuda_driver_version()
+needed = int(build.cuda_version.split(".")[0])
+print(f"driver supports CUDA {driver // 1000}.{driver % 1000 // 10}; the wheel was built with CUDA {build.cuda_version}")
+if driver // 1000 < needed:
+    sys.exit(f"this machine's NVIDIA driver supports CUDA {driver // 1000}.{driver % 1000 // 10}, but the wheel "
+             f"needs a driver for CUDA {needed}.x: update the driver of this GPU runner")
 PY
+)
 (cd /tmp && "$python" -m my_ops)
 # no path given: pyproject.toml's testpaths (tests/)
 MY_OPS_REQUIRE_CUDA=1 "$python" -m pytest -q -rs -p no:cacheprovider "$@"

@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
 """Add wheels to the my_ops package index: PEP 503 simple indexes per pair and per CUDA version.
 
-  scripts/make_index.py --site site WHEEL_OR_DIR... [--nightly]
+  scripts/make_index.py --site site WHEEL_OR_DIR... [--nightly] [--files-url URL]
 
 Layout (relative to --site):
   index.html                                   the install selector (make_landing_page.py)
   whl/files/<wheel>, <wheel>.metadata          every wheel once, with its PEP 658 metadata
+                                               (without --files-url)
   whl/torch2.11/cu130/index.html               PEP 503 root of one pair's index
   whl/torch2.11/cu130/my-ops/index.html        links with #sha256=, data-requires-python,
                                                and PEP 658/714 metadata attributes
   whl/cu130/my-ops/index.html                  the stable-ABI wheels of CUDA 13.0 (any torch >= 2.10)
   whl/nightly/...                              the same for nightly builds (--nightly)
+
+With --files-url the pages link each wheel where it is published instead
+(URL/<tag>/<wheel>, e.g. a GitHub Release's assets; <tag> is v<version> for a
+release and `nightly` for a nightly), and the site keeps only the pages: it
+stays small however many releases it indexes. The <wheel>.metadata files
+(PEP 658) must then be published beside the wheels, and whl/files/ is only
+the working set the pages are computed from (ci/assemble-release.sh takes
+both out of the site).
 
 A +cuXYZ label alone does not say which torch a legacy wheel was compiled
 against, so every pair gets its own index. A stable-ABI wheel serves every
@@ -105,15 +114,23 @@ def add_wheel(wheel: Path, root: Path) -> None:
     (files / f"{wheel.name}.metadata").write_bytes(metadata)
 
 
-def write_pages(root: Path) -> list[str]:
+def release_tag(wheel_name: str) -> str:
+    """The GitHub Release that holds a wheel: v1.0.0, or nightly for 1.0.1.devN."""
+    version = wheel_name.split("-")[1].split("+")[0]
+    return "nightly" if ".dev" in version else f"v{version}"
+
+
+def write_pages(root: Path, files_url: str | None) -> list[str]:
     """Every index page under root (whl/ or whl/nightly/), from the wheels in root/files."""
     listed: dict[str, list[str]] = {}
     for wheel in sorted((root / "files").glob("*.whl")):
         info, _, requires_python = wheel_facts(wheel)
         metadata_hash = sha256(wheel.parent / f"{wheel.name}.metadata")
         for index in index_dirs(info):
-            depth = index.count("/") + 2  # from <index>/my-ops/ up to root
-            href = "../" * depth + "files/" + quote(wheel.name)
+            if files_url:
+                href = f"{files_url.rstrip('/')}/{release_tag(wheel.name)}/{quote(wheel.name)}"
+            else:
+                href = "../" * (index.count("/") + 2) + "files/" + quote(wheel.name)
             attributes = [f'href="{href}#sha256={sha256(wheel)}"']
             if requires_python:
                 attributes.append(f'data-requires-python="{html.escape(requires_python)}"')
@@ -129,7 +146,7 @@ def write_pages(root: Path) -> list[str]:
     return sorted(listed)
 
 
-def build(site: Path, inputs: list[Path], nightly: bool) -> list[str]:
+def build(site: Path, inputs: list[Path], nightly: bool, files_url: str | None = None) -> list[str]:
     root = site / "whl" / "nightly" if nightly else site / "whl"
     wheels: list[Path] = []
     for item in inputs:
@@ -139,7 +156,7 @@ def build(site: Path, inputs: list[Path], nightly: bool) -> list[str]:
             add_wheel(wheel, root)
         except NotIndexed as error:
             print(f"skip: {error}", file=sys.stderr)
-    return write_pages(root) if (root / "files").is_dir() else []
+    return write_pages(root, files_url) if (root / "files").is_dir() else []
 
 
 def main() -> int:
@@ -147,9 +164,11 @@ def main() -> int:
     parser.add_argument("inputs", nargs="+", type=Path, help="wheels, or folders searched for my_ops-*.whl")
     parser.add_argument("--site", type=Path, required=True, help="the index root (created or extended)")
     parser.add_argument("--nightly", action="store_true", help="add to whl/nightly/ instead")
+    parser.add_argument("--files-url", help="link wheels at URL/<tag>/<wheel> (e.g. GitHub Release "
+                                            "downloads) instead of copying them into the site")
     args = parser.parse_args()
     try:
-        indexed = build(args.site, args.inputs, args.nightly)
+        indexed = build(args.site, args.inputs, args.nightly, args.files_url)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

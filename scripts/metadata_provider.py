@@ -8,7 +8,8 @@ pyproject.toml. It decides, before CMake runs:
                 MY_OPS_LOCAL_LABEL=none (the PyPI default wheel), for the
                 sdist itself (PyPI refuses local labels), and when building
                 from an sdist (pip requires the sdist's version).
-                MY_OPS_NIGHTLY=YYYYMMDD makes a nightly: "1.0.1.devYYYYMMDD".
+                MY_OPS_NIGHTLY=YYYYMMDDHHMM makes a nightly: "1.0.1.devYYYYMMDDHHMM"
+                (the minute, so two nightlies of one day never share a name).
   dependencies  from the torch installed in the build environment, through
                 scripts/matrix.py: "torch>=2.10" for a stable-ABI build (it
                 loads into every later torch), "torch>=2.6,<2.7" for a legacy
@@ -99,8 +100,8 @@ def base_version() -> str:
     version = (ROOT / "VERSION").read_text().strip()
     nightly = os.environ.get("MY_OPS_NIGHTLY", "").strip()
     if nightly:
-        if not re.fullmatch(r"\d{8}", nightly):
-            raise ValueError(f"MY_OPS_NIGHTLY must be a date YYYYMMDD, but is {nightly!r}")
+        if not re.fullmatch(r"\d{12}", nightly):
+            raise ValueError(f"MY_OPS_NIGHTLY must be a UTC time YYYYMMDDHHMM, but is {nightly!r}")
         major, minor, patch = (int(p) for p in version.split("."))
         version = f"{major}.{minor}.{patch + 1}.dev{nightly}"
     return version

@@ -135,3 +135,18 @@ def test_wrong_name_fails(tmp_path):
     result = _verify(renamed, "--skip-tools")
     assert result.returncode == 1
     assert "expected cp39-abi3" in result.stdout
+
+
+def test_repair_keeps_both_libraries_and_grafts_nothing(tmp_path):
+    """auditwheel repair (ci/repair-wheel.sh), as the Linux build jobs run it."""
+    pytest.importorskip("auditwheel", reason="needs the tools of ci/requirements-verify.txt")
+    wheel = _built_wheel()
+    out = tmp_path / "repaired"
+    result = subprocess.run(["bash", str(ROOT / "ci/repair-wheel.sh"), str(wheel), str(out)],
+                            capture_output=True, text=True, env={**os.environ, "PYTHON": sys.executable})
+    assert result.returncode == 0, result.stdout + result.stderr
+    (repaired,) = out.glob("my_ops-*.whl")
+    assert "manylinux" in repaired.name
+    with zipfile.ZipFile(repaired) as zf:
+        libraries = sorted(n for n in zf.namelist() if ".so" in n)
+    assert libraries == ["my_ops/_C.abi3.so", "my_ops/libmy_ops.so"]
