@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""Run the real workflow files with `act` on this host and check their job graph.
+
+Called by ci/test-workflows.sh. For each scenario (a pull request, a fork's
+pull request, a push to main, a v* tag, the nightly, and injected failures)
+it runs act in host mode over a scratch copy of the repository and asserts
+which jobs ran, succeeded, failed or were skipped, which artifacts flowed
+where, and what would be published.
+
+What stands in for what cannot run here:
+  - the `container:` lines are taken out of the copy (no Docker here: the
+    Linux build jobs run on the host);
+  - every action is a recording stand-in (composite actions under
+    --local-repository); upload/download-artifact really move files through
+    a store, so a job whose wheel was not built fails to download it;
+  - the ci/ steps that need Docker, Windows, a GPU or GitHub are recorders:
+    build-pair.sh (makes each build's wheel from the real dist/ wheel, with
+    that build's version, label and build info; the default build's wheel is
+    the real one, verified by the real ci/verify-wheel.py), test-wheel.sh
+    (checks that the wheel it got serves its pair), test-gpu.sh,
+    setup-venv.sh, windows-setup.sh, check-cuda-toolkit.sh, gpu-watchdog.py,
+    fetch-released-wheels.sh (an earlier release) and publish-github-release.sh;
+  - real: gha-matrix.sh and scripts/matrix.py, release-plan.sh,
+    assemble-release.sh (sdist, SHA256SUMS, the index) and make_index.py.
+Injected failures come in through environment variables the recorders read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import matrix  # noqa: E402
+
+ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
+RECORDED_STEPS = ["ci/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/setup-venv.sh",
+                  "ci/windows-setup.sh", "ci/check-cuda-toolkit.sh", "ci/gpu-watchdog.py",
+                  "ci/fetch-released-wheels.sh", "ci/publish-github-release.sh"]
+LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "self-hosted"]
+
+
+# ---------------------------------------------------------------- stand-ins
+STAND_IN = """name: {name} (stand-in)
+inputs:
+{inputs}
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        INPUTS_JSON: ${{{{ toJSON(inputs) }}}}
+      run: python3 "$WORKFLOW_TEST" stand-in {name}
+"""
+ACTION_INPUTS = {
+    "upload-artifact": ["name", "path", "if-no-files-found"],
+    "download-artifact": ["name", "pattern", "path"],
+    "setup-python": ["python-version"],
+    "cuda-toolkit": ["cuda", "method", "sub-packages"],
+    "ccache-action": ["variant", "key"],
+    "attest-build-provenance": ["subject-path"],
+    "upload-pages-artifact": ["path"],
+    "gh-action-pypi-publish": ["packages-dir", "attestations"],
+    "checkout": ["persist-credentials"],
+}
+
+
+def write_stand_ins(workflows: Path, folder: Path) -> list[str]:
+    args = []
+    for text in (p.read_text() for p in workflows.glob("*.yml")):
+        for ref in re.findall(r"uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40})", text):
+            name = ref[0].split("/")[1]
+            target = folder / name
+            if not target.exists():
+                inputs = "\n".join(f"  {i}:\n    required: false" for i in ACTION_INPUTS.get(name, [])) or "  {}"
+                target.mkdir(parents=True)
+                (target / "action.yml").write_text(STAND_IN.format(name=name, inputs=inputs))
+            arg = f"{ref[0]}@{ref[1]}={target}"
+            if arg not in args:
+                args += ["--local-repository", arg]
+    return args
+
+
+def record(kind: str, **data) -> None:
+    entry = {"kind": kind, "job": os.environ.get("GITHUB_JOB", ""), "cwd": os.getcwd(), **data}
+    with open(os.environ["RECORD"], "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def stand_in(name: str) -> int:
+    inputs = json.loads(os.environ.get("INPUTS_JSON") or "{}")
+    workspace = Path(os.environ.get("GITHUB_WORKSPACE", "."))
+    store = Path(os.environ["ARTIFACTS"])
+    record("action", action=name, inputs=inputs)
+    if name == "checkout":  # a fresh copy of the repository, as on a new runner
+        for item in workspace.iterdir():
+            shutil.rmtree(item) if item.is_dir() and not item.is_symlink() else item.unlink()
+        shutil.copytree(os.environ["SCRATCH_REPO"], workspace, dirs_exist_ok=True, symlinks=True)
+    elif name == "upload-artifact":
+        source = workspace / inputs["path"]
+        files = [p for p in source.rglob("*") if p.is_file()] if source.is_dir() else []
+        if not files:
+            print(f"no files at {inputs['path']}", file=sys.stderr)
+            return 1
+        target = store / inputs["name"]
+        if target.exists():
+            print(f"artifact {inputs['name']} uploaded twice", file=sys.stderr)
+            return 1
+        shutil.copytree(source, target)
+    elif name == "download-artifact":
+        names = [inputs["name"]] if inputs.get("name") else sorted(
+            p.name for p in store.iterdir() if re.fullmatch(inputs["pattern"].replace("*", ".*"), p.name))
+        destination = workspace / inputs.get("path", ".")
+        for artifact in names:
+            if not (store / artifact).is_dir():
+                print(f"Unable to download artifact(s): Artifact not found for name: {artifact}", file=sys.stderr)
+                return 1
+            shutil.copytree(store / artifact, destination / artifact if len(names) > 1 or not inputs.get("name")
+                            else destination, dirs_exist_ok=True)
+    return 0
+
+
+# ------------------------------------------------------- recorded ci steps
+def fake_wheel(real: Path, build: matrix.Build, platform_tag: str, out: Path, version: str) -> Path:
+    """The real wheel, relabelled as `build`'s (version, label, build info), for the graph only."""
+    label = build.label
+    name = f"my_ops-{version}+{label}-cp39-abi3-{platform_tag}.whl"
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / name
+    with zipfile.ZipFile(real) as src, zipfile.ZipFile(target, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            path = re.sub(r"^my_ops-[^/]*\.dist-info", f"my_ops-{version}+{label}.dist-info", item.filename)
+            if path == "my_ops/_build_info.json":
+                info = json.loads(data)
+                info.update(version=f"{version}+{label}", label=label, abi=build.abi,
+                            torch_requirement=build.torch_requirement,
+                            torch_version=f"{build.torch_build_version}+{label}", cuda_version=f"{build.cuda}.0",
+                            arch_list=build.arch_list)
+                data = json.dumps(info).encode()
+            elif path.endswith(".dist-info/METADATA"):
+                text = re.sub(r"^Version: .*$", f"Version: {version}+{label}", data.decode(), flags=re.M)
+                text = re.sub(r"^Requires-Dist: torch.*$", f"Requires-Dist: {build.torch_requirement}", text, flags=re.M)
+                data = text.encode()
+            dst.writestr(path, data)
+    return target
+
+
+def base_version() -> str:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import metadata_provider
+
+    return metadata_provider.base_version()
+
+
+def recorded_step(step: str, args: list[str]) -> int:
+    env = os.environ
+    record("step", step=step, args=args)
+    if step == "ci/build-pair.sh":
+        default = matrix.load()["defaults"]["default_pair"]
+        name = args[args.index("--build") + 1]
+        build = matrix.find_build(default if name == "default" else name)
+        out = Path(args[args.index("--out") + 1])
+        platform_tag = args[args.index("--platform-tag") + 1] if "--platform-tag" in args else "manylinux_2_28_x86_64"
+        platform = "windows" if platform_tag.startswith("win") else (
+            "linux-aarch64" if "aarch64" in platform_tag else "linux")
+        if f"{build.name}:{platform}" in env.get("INJECT_FAIL_BUILD", "").split(","):
+            print(f"injected failure: the {platform} build of {build.name} fails", file=sys.stderr)
+            return 1
+        real = Path(env["REAL_WHEEL"])
+        labelled = env.get("MY_OPS_LOCAL_LABEL") != "none"
+        version = base_version() if not env.get("MY_OPS_NIGHTLY") else (
+            re.sub(r"^(\d+)\.(\d+)\.(\d+)$", lambda m: f"{m[1]}.{m[2]}.{int(m[3]) + 1}", base_version())
+            + f".dev{env['MY_OPS_NIGHTLY']}")
+        wheel = fake_wheel(real, build, platform_tag, out / build.name, version)
+        if not labelled:
+            plain = wheel.with_name(wheel.name.replace(f"+{build.label}", ""))
+            wheel.rename(plain)
+        if build.name == matrix.find_build(default).name and platform == "linux" and labelled \
+                and not env.get("MY_OPS_NIGHTLY"):
+            # the default build really is this host's: verify the real wheel as the job would
+            shutil.copy(real, wheel)
+            result = subprocess.run([env["REAL_PYTHON"], "ci/verify-wheel.py", str(wheel), "--build", build.name,
+                                     "--skip-tools"], capture_output=True, text=True)
+            print(result.stdout + result.stderr)
+            record("verified", wheel=wheel.name, ok=result.returncode == 0)
+            if result.returncode != 0:
+                return 1
+        return 0
+    if step == "ci/test-wheel.sh":
+        wheels = sorted(Path().glob(args[0]))  # (the shell left the pattern when nothing matched)
+        pair = matrix.find_pair(args[args.index("--pair") + 1])
+        if len(wheels) != 1:
+            print(f"expected one wheel, found {wheels}", file=sys.stderr)
+            return 1
+        wheel = wheels[0]
+        info = json.loads(zipfile.ZipFile(wheel).read("my_ops/_build_info.json"))
+        serves = info["label"] == pair.label and info["abi"] == pair.abi and \
+            matrix.find_build(pair.name).torch == ".".join(info["torch_version"].split(".")[:2])
+        record("tested", pair=pair.name, wheel=wheel.name, serves=serves)
+        return 0 if serves else 1
+    if step == "ci/test-gpu.sh":
+        pair = env.get("PAIR", "")
+        if pair in env.get("INJECT_FAIL_GPU", "").split(","):
+            print(f"injected failure: the GPU tests of {pair} fail", file=sys.stderr)
+            return 1
+        return 0
+    if step == "ci/setup-venv.sh":
+        if "--venv" not in args:  # the repository's own .venv: the real one
+            Path(".venv").is_symlink() or Path(".venv").symlink_to(Path(env["REAL_PYTHON"]).parent.parent)
+        return 0
+    if step == "ci/fetch-released-wheels.sh":
+        if env.get("INJECT_FAIL_FETCH") == "1":
+            print("injected failure: gh release download failed (HTTP 502)", file=sys.stderr)
+            return 1
+        out = Path(args[0])
+        if (args[1:] or ["release"])[0] == "release":
+            fake_wheel(Path(env["REAL_WHEEL"]), matrix.find_build("cu126"), "manylinux_2_28_x86_64",
+                       out / "v0.9.0", "0.9.0")
+        else:
+            out.mkdir(parents=True, exist_ok=True)
+        return 0
+    return 0  # windows-setup, check-cuda-toolkit, gpu-watchdog, publish-github-release: recorded only
+
+
+def install_recorders(repo: Path) -> None:
+    for step in RECORDED_STEPS:
+        path = repo / step
+        if step.endswith(".py"):
+            path.write_text("import os, subprocess, sys\nsys.exit(subprocess.call([sys.executable, "
+                            f"os.environ['WORKFLOW_TEST'], 'step', '{step}', *sys.argv[1:]]))\n")
+        else:
+            path.write_text(f'#!/usr/bin/env bash\nexec python3 "$WORKFLOW_TEST" step {step} "$@"\n')
+        path.chmod(0o755)
+
+
+# ------------------------------------------------------------- scenarios
+def scratch_copy(base: Path) -> Path:
+    repo = base / "repo"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    for workflow in (repo / ".github/workflows").glob("*.yml"):
+        # No Docker here: the container jobs run on the host.
+        text = re.sub(r"^    container: .*\n", "", workflow.read_text(), flags=re.M)
+        workflow.write_text(text)
+    install_recorders(repo)
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run(["git", "remote", "add", "origin", "https://github.com/my-ops/my_ops.git"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "scratch"], cwd=repo, check=True)
+    return repo
+
+
+def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: str, payload: dict,
+            env: dict, stand_ins: list[str]) -> dict:
+    work = base / name
+    work.mkdir()
+    (work / "artifacts").mkdir()
+    record_file = work / "record.jsonl"
+    record_file.touch()
+    event_file = work / "event.json"
+    event_file.write_text(json.dumps(payload))
+    variables = {"RECORD": str(record_file), "ARTIFACTS": str(work / "artifacts"), "SCRATCH_REPO": str(repo),
+                 "WORKFLOW_TEST": str(Path(__file__).resolve()), **env}
+    command = [act, event, "-W", f".github/workflows/{workflow}", "-e", str(event_file), "--action-offline-mode",
+               "--concurrent-jobs", "1", *stand_ins]
+    for label in LABELS:
+        command += ["-P", f"{label}=-self-hosted"]
+    for key, value in variables.items():
+        command += ["--env", f"{key}={value}"]
+    result = subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=3000,
+                            env={**os.environ, "PATH": os.environ["PATH"]})
+    (work / "act.log").write_text(result.stdout + result.stderr)
+    # Per matrix entry: act's "Job failed" line speaks for the whole matrix
+    # (one failed entry marks them all), so an entry failed when one of its
+    # own steps did.
+    jobs: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"\[(.+?)\s*\] (🏁  Job|  ❌  Failure)", line)
+        if match:
+            job = match[1].strip()
+            if "❌" in line:
+                jobs[job] = "failed"
+            else:
+                jobs.setdefault(job, "succeeded")
+    records = [json.loads(line) for line in record_file.read_text().splitlines()]
+    return {"jobs": jobs, "records": records, "returncode": result.returncode, "log": work / "act.log",
+            "artifacts": sorted(p.name for p in (work / "artifacts").iterdir())}
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.count = 0
+
+    def check(self, scenario: str, ok: bool, what: str) -> None:
+        self.count += 1
+        if not ok:
+            self.failures.append(f"{scenario}: {what}")
+        print(f"  {'ok ' if ok else 'FAIL'} {what}")
+
+
+# Jobs by their display names (act reports those): "build cu130 linux-aarch64-4" etc.
+JOB_PATTERNS = {
+    "build-linux": r"build \S+ linux(-aarch64)?-\d+$",
+    "build-windows": r"build \S+ windows-\d+$",
+    "test-cpu": r"test \S+ \S+ py",
+    "test-gpu": r"gpu \d",
+    "gpu-watchdog": r"gpu-watchdog$",
+    "assemble": r"assemble$",
+}
+
+
+def job_names(run: dict, job: str, result: str | None = None) -> list[str]:
+    pattern = JOB_PATTERNS.get(job, job + "$")
+    return [j for j, r in run["jobs"].items()
+            if re.search(pattern, j.split("/")[-1].strip()) and (result is None or r == result)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("stand-in")
+    p.add_argument("name")
+    p = sub.add_parser("step")
+    p.add_argument("step")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p = sub.add_parser("run")
+    p.add_argument("--act", required=True)
+    p.add_argument("--wheel", type=Path, required=True)
+    p.add_argument("--only", help="comma-separated scenario names")
+    p.add_argument("--keep", type=Path, help="keep the scratch folder here")
+    args = parser.parse_args()
+    if args.command == "stand-in":
+        return stand_in(args.name)
+    if args.command == "step":
+        return recorded_step(args.step, args.args)
+
+    base = Path(tempfile.mkdtemp(prefix="workflow-test-")) if not args.keep else args.keep
+    base.mkdir(parents=True, exist_ok=True)
+    repo = scratch_copy(base)
+    stand_ins = write_stand_ins(repo / ".github/workflows", base / "stand-ins")
+    env = {"REAL_WHEEL": str(args.wheel.resolve()), "REAL_PYTHON": sys.executable}
+    checks = Checks()
+    data = matrix.load()
+    push_pairs = matrix.all_pairs(data)
+    pr_pairs = [p for p in push_pairs if p.name in data["pull_request"]["pairs"]]
+
+    def expected(event: str, job: str) -> int:
+        return len(matrix.gha_matrix(event, job, data)["include"])
+
+    head = {"repo": {"full_name": "my-ops/my_ops"}, "ref": "feature", "sha": "0" * 40}
+    scenarios = {
+        "pull-request": ("pull_request", "wheels.yml",
+                         {"pull_request": {"head": head, "base": {"ref": "main", "repo": {"full_name": "my-ops/my_ops"}},
+                                           "number": 1}}, {}),
+        "fork-pull-request": ("pull_request", "wheels.yml",
+                              {"pull_request": {"head": {**head, "repo": {"full_name": "someone/my_ops"}},
+                                                "base": {"ref": "main", "repo": {"full_name": "my-ops/my_ops"}},
+                                                "number": 2}}, {}),
+        "push-main": ("push", "wheels.yml", {"ref": "refs/heads/main"}, {}),
+        "windows-build-fails": ("push", "wheels.yml", {"ref": "refs/heads/main"},
+                                {"INJECT_FAIL_BUILD": "cu130:windows"}),
+        "tag": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "nightly": ("schedule", "release.yml", {"schedule": "17 3 * * *"}, {}),
+        "tag-gpu-test-fails": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                               {"INJECT_FAIL_GPU": "2.13-cu130"}),
+        "tag-fetch-fails": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                            {"INJECT_FAIL_FETCH": "1"}),
+    }
+    wanted = args.only.split(",") if args.only else list(scenarios)
+    for name in wanted:
+        event, workflow, payload, extra = scenarios[name]
+        print(f"== {name}: act {event} {workflow}")
+        run = run_act(args.act, repo, base, name, event, workflow, payload, {**env, **extra}, stand_ins)
+        c = lambda ok, what: checks.check(name, ok, what)  # noqa: E731
+        ran = lambda prefix, result=None: job_names(run, prefix, result)  # noqa: E731
+        tested = [r for r in run["records"] if r["kind"] == "tested"]
+        published = [r for r in run["records"] if r["kind"] == "step" and r["step"] == "ci/publish-github-release.sh"]
+        pypi = [r for r in run["records"] if r.get("action") == "gh-action-pypi-publish"]
+        pages = [r for r in run["records"] if r.get("action") == "upload-pages-artifact"]
+        if name in ("pull-request", "fork-pull-request", "push-main"):
+            ev = "pull_request" if "pull" in name else "push"
+            c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
+            c(len(ran("build-linux", "succeeded")) == expected(ev, "build-linux"),
+              f"{expected(ev, 'build-linux')} Linux builds (x86_64 and aarch64) succeed")
+            c(len(ran("build-windows", "succeeded")) == expected(ev, "build-windows"),
+              f"{expected(ev, 'build-windows')} Windows builds succeed")
+            c(len(tested) == expected(ev, "test-cpu") and all(t["serves"] for t in tested),
+              f"{expected(ev, 'test-cpu')} CPU test jobs, each given the wheel that serves its pair")
+            gpu = len(ran("test-gpu"))
+            want_gpu = 0 if name == "fork-pull-request" else expected(ev, "test-gpu")
+            c(gpu == want_gpu, f"{want_gpu} GPU test jobs ({'none: a fork' if not want_gpu else 'same repository'})")
+            c(bool(ran("gpu-watchdog")) == (name != "fork-pull-request"), "the GPU watchdog runs iff GPU jobs do")
+            verified = [r for r in run["records"] if r["kind"] == "verified"]
+            c(len(verified) == 1 and verified[0]["ok"], "the default build's real wheel passes ci/verify-wheel.py")
+        elif name == "windows-build-fails":
+            c(run["returncode"] != 0, "the run fails")
+            c(ran("build-windows", "failed") != [] and len(ran("build-linux", "succeeded")) == expected("push", "build-linux"),
+              "the Windows cu130 build fails, every Linux build succeeds")
+            broken = [e for e in matrix.gha_matrix("push", "test-cpu", data)["include"]
+                      if e["build"] == "cu130" and e["platform"] == "windows"]
+            c(len(tested) == expected("push", "test-cpu") - len(broken),
+              f"every other pair is still tested ({len(tested)}); only the {len(broken)} that need the missing wheel fail")
+            c(len(ran("test-cpu", "failed")) == len(broken), "the CPU tests of the missing wheel fail, clearly")
+        elif name in ("tag", "nightly"):
+            kind = "release" if name == "tag" else "nightly"
+            c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
+            c([r["args"][:2] for r in published] == [["upload", kind], ["finalize", kind]],
+              f"the GitHub Release: a draft upload, then {'public' if kind == 'release' else 'the nightly tag moves'} last")
+            c(bool(pypi) == (kind == "release"), "PyPI gets the release only")
+            if pypi:
+                c(pypi[0]["inputs"].get("packages-dir") == "release/pypi/" and pypi[0]["job"] == "pypi",
+                  "PyPI publishing runs in its own job")
+            c(len(pages) == 1, "Pages get the index")
+            order = [r["job"] for r in run["records"] if r["kind"] in ("step", "action") and r["job"] in
+                     ("github-release", "pypi", "pages", "finalize")]
+            firsts = list(dict.fromkeys(order))
+            c(firsts == (["github-release", "pypi", "pages", "finalize"] if kind == "release"
+                         else ["github-release", "pages", "finalize"]), f"publishing order {firsts}")
+            builds = len(ran("build-linux", "succeeded")) + len(ran("build-windows", "succeeded"))
+            c(builds == expected("push", "build-linux") + expected("push", "build-windows"),
+              f"every wheel is built once ({builds} builds)")
+            uploaded = [r for r in run["records"] if r.get("action") == "upload-artifact"
+                        and r["inputs"].get("name") == "release"]
+            c(bool(uploaded), "the release folder is assembled")
+            release = base / name / "artifacts" / "release"
+            version = f"v{(ROOT / 'VERSION').read_text().strip()}" if kind == "release" else "nightly"
+            root = release / "site" / "whl" / ("nightly" if kind == "nightly" else "")
+            page = root / "torch2.13" / "cu130" / "my-ops" / "index.html"
+            c(page.is_file() and f"https://github.com/my-ops/my_ops/releases/download/{version}/my_ops-"
+              in page.read_text() and "#sha256=" in page.read_text(),
+              "the index pages link the release assets (absolute URLs with sha256)")
+            c(not list((release / "site").rglob("*.whl")), "the Pages site holds no wheel")
+            c(bool(list((release / "dist").glob("*.whl.metadata"))), "PEP 658 metadata files go with the release assets")
+            if kind == "release":
+                earlier = release / "site" / "whl" / "torch2.10" / "cu126" / "my-ops" / "index.html"
+                c(earlier.is_file() and "/releases/download/v0.9.0/my_ops-0.9.0%2Bcu126" in earlier.read_text(),
+                  "an earlier release stays indexed")
+        elif name in ("tag-gpu-test-fails", "tag-fetch-fails"):
+            c(run["returncode"] != 0, "the run fails")
+            c(not published and not pypi and not pages, "nothing is published")
+            if name == "tag-gpu-test-fails":
+                c(ran("assemble") == [], "the release is not even assembled")
+            else:
+                c(ran("assemble", "failed") != [], "assembling fails on the failed download")
+    # static: a tag builds once (release.yml calls wheels.yml; wheels.yml has no tag trigger)
+    triggers = (ROOT / ".github/workflows/wheels.yml").read_text().split("\njobs:")[0]
+    push = re.search(r"^  push:\n((?:    .*\n)*)", triggers + "\n", re.M)
+    checks.check("static", push is not None and "tags" not in push.group(1),
+                 "a v* tag does not trigger wheels.yml itself (release.yml calls it)")
+    print(f"{checks.count - len(checks.failures)} passed, {len(checks.failures)} failed")
+    for failure in checks.failures:
+        print(f"FAILED {failure}")
+    return 1 if checks.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
