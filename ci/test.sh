@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command (2): every test. Sets up .venv/ and the wheel as command (1)
-# does, installs the wheel, lints the workflows and scripts, then runs the
-# test suite (CUDA tests run where a GPU is present and are skipped elsewhere).
+# does, installs the wheel, lints the workflows and scripts, runs the
+# workflows' job graph with act, then the test suite (CUDA tests run where a
+# GPU is present and are skipped elsewhere).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,5 +12,6 @@ wheel=$(ci/newest-wheel.sh dist)
 .venv/bin/python -m pip install --quiet -r ci/requirements-verify.txt -r ci/requirements-browser.txt
 ci/install-browser.sh
 ci/lint.sh
+ci/test-workflows.sh  # the workflows' job graph, run with act (about 9 minutes)
 # no path given: pyproject.toml's testpaths (tests/)
 .venv/bin/python -m pytest -q -rs "$@"

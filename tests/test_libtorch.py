@@ -28,7 +28,8 @@ def test_libtorch_program_runs_an_op_without_python(tmp_path):
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     exe = tmp_path / "call_rms_norm"
     build = subprocess.run(
-        [CXX, "-std=c++20",  # torch's headers need C++17, from 2.14 on C++20 f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-O0",
+        # torch's headers need C++17, from 2.14 on C++20; the C++ ABI is torch's
+        [CXX, "-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-O0",
          *(f"-I{p}" for p in cpp_extension.include_paths()), str(ROOT / "tests/cpp/call_rms_norm.cpp"),
          f"-L{torch_lib}", f"-Wl,-rpath,{torch_lib}", "-ltorch_cpu", "-lc10", "-ldl", "-o", str(exe)],
         capture_output=True, text=True, timeout=600)
