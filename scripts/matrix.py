@@ -36,8 +36,29 @@ MATRIX_FILE = Path(__file__).with_name("matrix.toml")
 PLATFORMS = ("linux", "linux-aarch64", "windows")
 
 
+class _TorchAndCuda:
+    """What a build and a pair both derive from their torch and CUDA version."""
+
+    cuda: str
+    torch_build_version: str
+    torch_on_pypi: bool
+
+    @property
+    def label(self) -> str:
+        return cuda_label(self.cuda)
+
+    @property
+    def torch_index_url(self) -> str:
+        return f"https://download.pytorch.org/whl/{self.label}"
+
+    @property
+    def torch_install_args(self) -> list[str]:
+        """pip arguments that install its torch on Linux x86_64 (torch_install_args() for others)."""
+        return torch_install_args(self, "linux")
+
+
 @dataclass(frozen=True)
-class Build:
+class Build(_TorchAndCuda):
     """One wheel build: a CUDA version and the torch it is compiled against.
 
     A stable build (torch >= stable_abi_min) serves every stable pair of its
@@ -58,22 +79,9 @@ class Build:
     serves: tuple[str, ...]  # the pairs whose users install this wheel
 
     @property
-    def label(self) -> str:
-        return cuda_label(self.cuda)
-
-    @property
     def name(self) -> str:
         """'cu130' for a stable build, '2.6-cu124' for a legacy one."""
         return self.label if self.abi == "stable" else f"{self.torch}-{self.label}"
-
-    @property
-    def torch_index_url(self) -> str:
-        return f"https://download.pytorch.org/whl/{self.label}"
-
-    @property
-    def torch_install_args(self) -> list[str]:
-        """pip arguments that install the torch this build compiles against (Linux x86_64)."""
-        return torch_install_args(self, "linux")
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -83,7 +91,7 @@ class Build:
 
 
 @dataclass(frozen=True)
-class Pair:
+class Pair(_TorchAndCuda):
     """One (torch minor, CUDA version) combination users run, and the build that serves it."""
 
     torch: str  # "2.11"
@@ -102,21 +110,8 @@ class Pair:
     torch_requirement: str  # that wheel's torch pin
 
     @property
-    def label(self) -> str:
-        return cuda_label(self.cuda)
-
-    @property
     def name(self) -> str:
         return f"{self.torch}-{self.label}"
-
-    @property
-    def torch_index_url(self) -> str:
-        return f"https://download.pytorch.org/whl/{self.label}"
-
-    @property
-    def torch_install_args(self) -> list[str]:
-        """pip arguments that install this pair's torch build (Linux x86_64)."""
-        return torch_install_args(self, "linux")
 
     @property
     def index_path(self) -> str:
@@ -195,22 +190,27 @@ def _pair_specs(data: dict[str, Any]):
             yield torch_minor, spec, cuda, data["cuda"][cuda], platforms
 
 
+def _build(data: dict[str, Any], abi: str, torch_minor: str, spec: dict, cuda: str,
+           platforms: tuple[str, ...], serves: tuple[str, ...]) -> Build:
+    cuda_spec = data["cuda"][cuda]
+    return Build(abi=abi, torch=torch_minor, cuda=cuda, torch_build_version=spec["build_version"],
+                 torch_requirement=torch_requirement(torch_minor, data), platforms=platforms,
+                 arch_list=cuda_spec["arch_list"], linux_image=cuda_spec["linux_image"],
+                 windows_toolkit=cuda_spec["windows_toolkit"], pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
+                 torch_on_pypi=spec.get("pypi_cuda") == cuda, serves=serves)
+
+
 def all_builds(data: dict[str, Any] | None = None) -> list[Build]:
     """The build axis: one stable build per CUDA version, one legacy build per older pair."""
     data = data or load()
     stable: dict[str, list] = {}
     builds = []
-    for torch_minor, spec, cuda, cuda_spec, platforms in _pair_specs(data):
+    for torch_minor, spec, cuda, _, platforms in _pair_specs(data):
         if abi_of(torch_minor, data) == "stable":
             stable.setdefault(cuda, []).append((torch_minor, spec, platforms))
-            continue
-        builds.append(Build(
-            abi="legacy", torch=torch_minor, cuda=cuda, torch_build_version=spec["build_version"],
-            torch_requirement=torch_requirement(torch_minor, data), platforms=platforms,
-            arch_list=cuda_spec["arch_list"], linux_image=cuda_spec["linux_image"],
-            windows_toolkit=cuda_spec["windows_toolkit"],
-            pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
-            torch_on_pypi=spec.get("pypi_cuda") == cuda, serves=(f"{torch_minor}-{cuda_label(cuda)}",)))
+        else:
+            builds.append(_build(data, "legacy", torch_minor, spec, cuda, platforms,
+                                 (f"{torch_minor}-{cuda_label(cuda)}",)))
     preferred = _minor_key(data["defaults"]["stable_build_torch"])
     for cuda, users in stable.items():
         users.sort(key=lambda u: _minor_key(u[0]))
@@ -218,15 +218,8 @@ def all_builds(data: dict[str, Any] | None = None) -> list[Build]:
         later = [u for u in users if _minor_key(u[0]) >= preferred]
         torch_minor, spec, _ = later[0] if later else users[-1]
         platforms = tuple(p for p in PLATFORMS if any(p in u[2] for u in users))
-        cuda_spec = data["cuda"][cuda]
-        builds.append(Build(
-            abi="stable", torch=torch_minor, cuda=cuda, torch_build_version=spec["build_version"],
-            torch_requirement=torch_requirement(torch_minor, data), platforms=platforms,
-            arch_list=cuda_spec["arch_list"], linux_image=cuda_spec["linux_image"],
-            windows_toolkit=cuda_spec["windows_toolkit"],
-            pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
-            torch_on_pypi=spec.get("pypi_cuda") == cuda,
-            serves=tuple(f"{u[0]}-{cuda_label(cuda)}" for u in users)))
+        builds.append(_build(data, "stable", torch_minor, spec, cuda, platforms,
+                             tuple(f"{u[0]}-{cuda_label(cuda)}" for u in users)))
     return sorted(builds, key=lambda b: (b.abi != "stable", _minor_key(b.cuda), _minor_key(b.torch)))
 
 

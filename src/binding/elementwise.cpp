@@ -28,7 +28,7 @@ void run_elementwise(const OpRules &op, const Tensor &like, const Cpu &cpu, cons
 Tensor short_kernel(const Tensor &x) {
     short_kernel_op.check({x});
     const auto xc = api::contiguous(x);
-    auto out = api::empty(sizes_vector(x), x.scalar_type(), x);
+    auto out = api::empty(api::sizes_of(x), x.scalar_type(), x);
     const auto dt = kernel_dtype(x);
     run_elementwise(
         short_kernel_op, x,
@@ -45,7 +45,7 @@ Tensor short_kernel(const Tensor &x) {
 Tensor mul(const Tensor &a, const Tensor &b) {
     mul_op.check({a, b});
     const auto ac = api::contiguous(a), bc = api::contiguous(b);
-    auto out = api::empty(sizes_vector(a), a.scalar_type(), a);
+    auto out = api::empty(api::sizes_of(a), a.scalar_type(), a);
     const auto dt = kernel_dtype(a);
     run_elementwise(
         mul_op, a,
@@ -63,7 +63,7 @@ Tensor mul(const Tensor &a, const Tensor &b) {
 Tensor muladd(const Tensor &a, const Tensor &b, double c) {
     muladd_op.check({a, b, c});
     const auto ac = api::contiguous(a), bc = api::contiguous(b);
-    auto out = api::empty(sizes_vector(a), a.scalar_type(), a);
+    auto out = api::empty(api::sizes_of(a), a.scalar_type(), a);
     const auto dt = kernel_dtype(a);
     run_elementwise(
         muladd_op, a,
@@ -83,7 +83,7 @@ void add_out(const Tensor &a, const Tensor &b, Tensor out) {
     add_out_op.check({a, b, out});
     const auto ac = api::contiguous(a), bc = api::contiguous(b);
     const bool direct = out.is_contiguous();
-    auto dest = direct ? out : api::empty(sizes_vector(out), out.scalar_type(), out);
+    auto dest = direct ? out : api::empty(api::sizes_of(out), out.scalar_type(), out);
     const auto dt = kernel_dtype(a);
     run_elementwise(
         add_out_op, a,

@@ -83,10 +83,6 @@ inline int64_t rows_of(const api::Tensor &t) {
     return rows;
 }
 
-inline std::vector<int64_t> sizes_vector(const api::Tensor &t) {
-    return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
-}
-
 }  // namespace my_ops
 
 // Registers one op family's kernels (register_fn(m)) for CPU and CUDA tensors.

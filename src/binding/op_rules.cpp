@@ -58,10 +58,6 @@ std::string shape_text_of(const std::vector<int64_t> &sizes) {
     return text + "]";
 }
 
-std::vector<int64_t> sizes_of(const api::Tensor &t) {
-    return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
-}
-
 std::string layout_text(api::Layout layout) {
     switch (layout) {
     case api::Layout::Strided: return "torch.strided";
@@ -83,7 +79,7 @@ std::string number_text(double v) {
 
 }  // namespace
 
-std::string shape_text(const api::Tensor &t) { return shape_text_of(sizes_of(t)); }
+std::string shape_text(const api::Tensor &t) { return shape_text_of(api::sizes_of(t)); }
 
 std::string dtype_text(api::ScalarType dtype) {
     using S = api::ScalarType;
@@ -237,7 +233,7 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
                 fail("expected " + n + " to be " + std::to_string(c.number) + "-D, but got " +
                      std::to_string(t.dim()) + "-D shape " + shape_text(t));
         } else if (c.key == "shape") {
-            std::vector<int64_t> want = sizes_of(*ref);
+            std::vector<int64_t> want = api::sizes_of(*ref);
             std::string why;
             if (c.fn == "last") {
                 want = {ref->dim() > 0 ? ref->size(-1) : 1};
@@ -246,7 +242,7 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
                 if (!want.empty()) want.back() /= 2;
                 why = " (" + r + " with its last dimension halved)";
             }
-            if (sizes_of(t) != want)
+            if (api::sizes_of(t) != want)
                 fail("expected " + n + " to have " +
                      (c.fn.empty() ? "the same shape as " + r + " " : std::string("shape ")) +
                      shape_text_of(want) + why + ", but got " + shape_text(t));

@@ -27,7 +27,7 @@ api::ScalarType accumulator_of(const Tensor &x) {
 Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
     rms_norm_op.check({x, weight, eps});
     const auto xc = api::contiguous(x), wc = api::contiguous(weight);
-    auto y = api::empty(sizes_vector(x), x.scalar_type(), x);
+    auto y = api::empty(api::sizes_of(x), x.scalar_type(), x);
     const int64_t hidden = x.size(-1), rows = rows_of(x);
     if (y.numel() == 0) return y;
     const auto dt = kernel_dtype(x);
@@ -51,7 +51,7 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tenso
     const auto gc = api::contiguous(grad_out), xc = api::contiguous(x),
                wc = api::contiguous(weight);
     const int64_t hidden = x.size(-1), rows = rows_of(x);
-    auto grad_x = api::empty(sizes_vector(x), x.scalar_type(), x);
+    auto grad_x = api::empty(api::sizes_of(x), x.scalar_type(), x);
     const auto dt = kernel_dtype(x);
     if (hidden == 0) return {grad_x, api::empty({0}, weight.scalar_type(), weight)};
     if (x.is_cuda()) {

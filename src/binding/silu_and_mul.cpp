@@ -11,7 +11,7 @@ const OpRules silu_and_mul_backward_op("silu_and_mul_backward(Tensor grad_out, T
                                        "grad_out: like=x shape=half(x); x: dim>=1 even");
 
 std::vector<int64_t> halved_shape(const Tensor &x) {
-    auto shape = sizes_vector(x);
+    auto shape = api::sizes_of(x);
     shape.back() /= 2;
     return shape;
 }
@@ -39,7 +39,7 @@ Tensor silu_and_mul(const Tensor &x) {
 Tensor silu_and_mul_backward(const Tensor &grad_out, const Tensor &x) {
     silu_and_mul_backward_op.check({grad_out, x});
     const auto gc = api::contiguous(grad_out), xc = api::contiguous(x);
-    auto grad_x = api::empty(sizes_vector(x), x.scalar_type(), x);
+    auto grad_x = api::empty(api::sizes_of(x), x.scalar_type(), x);
     const int64_t d = x.size(-1) / 2, rows = rows_of(x);
     if (grad_x.numel() == 0) return grad_x;
     const auto dt = kernel_dtype(x);

@@ -55,6 +55,11 @@ using Layout = c10::Layout;
 using Device = c10::Device;
 #endif
 
+// The sizes of a tensor, as a vector (the two families' array views differ).
+inline std::vector<int64_t> sizes_of(const Tensor &t) {
+    return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+}
+
 // An uninitialised contiguous tensor of `sizes`, with `like`'s device and the given dtype.
 inline Tensor empty(const std::vector<int64_t> &sizes, ScalarType dtype, const Tensor &like) {
 #ifdef MY_OPS_STABLE_ABI
