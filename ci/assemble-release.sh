@@ -82,10 +82,16 @@ if [ -n "$previous_nightly" ] && [ -d "$previous_nightly" ]; then
     "$python" scripts/make_index.py --site "$out/site" --nightly "${files_url[@]}" "$recent"
     rm -rf "$recent"
 fi
-for wheel in "$out"/dist/my_ops-*+*.whl; do  # PEP 658 metadata beside each indexed wheel
-    [ -e "$wheel" ] || continue
-    unzip -p "$wheel" '*.dist-info/METADATA' >"$wheel.metadata"
-done
+# PEP 658 metadata beside each indexed wheel, where the index links it
+"$python" - "$out"/dist/my_ops-*+*.whl <<'PY'
+import os, sys, zipfile
+for wheel in sys.argv[1:]:
+    if not os.path.exists(wheel):  # the unexpanded pattern: no labelled wheel
+        continue
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        open(wheel + ".metadata", "wb").write(zf.read(name))
+PY
 if [ ${#files_url[@]} -gt 0 ]; then
     rm -rf "$out/site/whl/files" "$out/site/whl/nightly/files"  # the pages link the release assets
 fi
