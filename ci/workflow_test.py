@@ -464,6 +464,8 @@ def main() -> int:
     push = re.search(r"^  push:\n((?:    .*\n)*)", triggers + "\n", re.M)
     checks.check("static", push is not None and "tags" not in push.group(1),
                  "a v* tag does not trigger wheels.yml itself (release.yml calls it)")
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
     print(f"{checks.count - len(checks.failures)} passed, {len(checks.failures)} failed")
     for failure in checks.failures:
         print(f"FAILED {failure}")
