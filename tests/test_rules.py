@@ -265,3 +265,22 @@ def test_overwriting_a_tensor_autograd_saved_is_detected():
         my_ops.fused_add_rms_norm(saved, _t(4, 8), _t(8))
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
+
+
+@pytest.mark.parametrize("where", ["meta", "fake"])
+def test_fake_kernel_refuses_overlapping_in_place_arguments(where):
+    """The overlap rules hold while tracing too: same message as the C++ check."""
+    def calls(buf):
+        return [lambda: OPS.fused_add_rms_norm.default(buf[:, :8], buf[:, 4:12], torch.ones(8, device=buf.device), 1e-6),
+                lambda: OPS.fused_add_rms_norm.default(buf[:, :8], buf[:, 8:], buf[0, :8], 1e-6),
+                lambda: OPS.add_out.default(buf[:, :8], buf[:, 8:], buf[:, 4:12])]
+
+    real = [_error(call) for call in calls(torch.randn(4, 16))]
+    if where == "meta":
+        assert [_error(call) for call in calls(torch.empty(4, 16, device="meta"))] == real
+    else:
+        with FakeTensorMode() as mode:
+            assert [_error(call) for call in calls(mode.from_tensor(torch.randn(4, 16)))] == real
+    # views that share no element pass the fake kernels as well
+    buf = torch.empty(4, 16, device="meta")
+    OPS.fused_add_rms_norm.default(buf[:, ::2], buf[:, 1::2], torch.ones(8, device="meta"), 1e-6)
