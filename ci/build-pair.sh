@@ -11,7 +11,7 @@
 #
 # Environment: PYTHON (interpreter for the build venv, default python3);
 # CUDA_HOME / CUDACXX select nvcc; MY_OPS_LOCAL_LABEL=none builds the
-# label-free PyPI wheel; MY_OPS_NIGHTLY=YYYYMMDD a nightly. --platform-tag: the tag the wheel must get
+# label-free PyPI wheel; MY_OPS_NIGHTLY=YYYYMMDDHHMM a nightly. --platform-tag: the tag the wheel must get
 # (default: the matrix's tag of this host's platform, e.g.
 # manylinux_2_28_x86_64); "auto" takes the most compatible tag this host allows.
 set -euo pipefail

@@ -156,7 +156,7 @@ def fake_wheel(real: Path, build: matrix.Build, platform_tag: str, out: Path, ve
 
 
 def base_version() -> str:
-    sys.path.insert(0, str(ROOT / "scripts"))
+    """The version the build would give (a nightly's when MY_OPS_NIGHTLY is set)."""
     import metadata_provider
 
     return metadata_provider.base_version()
@@ -178,9 +178,7 @@ def recorded_step(step: str, args: list[str]) -> int:
             return 1
         real = Path(env["REAL_WHEEL"])
         labelled = env.get("MY_OPS_LOCAL_LABEL") != "none"
-        version = base_version() if not env.get("MY_OPS_NIGHTLY") else (
-            re.sub(r"^(\d+)\.(\d+)\.(\d+)$", lambda m: f"{m[1]}.{m[2]}.{int(m[3]) + 1}", base_version())
-            + f".dev{env['MY_OPS_NIGHTLY']}")
+        version = base_version()
         wheel = fake_wheel(real, build, platform_tag, out / build.name, version)
         if not labelled:
             plain = wheel.with_name(wheel.name.replace(f"+{build.label}", ""))
@@ -439,6 +437,10 @@ def main() -> int:
             uploaded = [r for r in run["records"] if r.get("action") == "upload-artifact"
                         and r["inputs"].get("name") == "release"]
             c(bool(uploaded), "the release folder is assembled")
+            want = (rf"my_ops-{re.escape((ROOT / 'VERSION').read_text().strip())}\+" if kind == "release"
+                    else r"my_ops-\d+\.\d+\.\d+\.dev\d{12}\+")
+            c(bool(tested) and all(re.match(want, t["wheel"]) for t in tested),
+              f"every tested wheel has the {kind} version ({tested[0]['wheel'] if tested else 'none'})")
             release = base / name / "artifacts" / "release"
             version = f"v{(ROOT / 'VERSION').read_text().strip()}" if kind == "release" else "nightly"
             root = release / "site" / "whl" / ("nightly" if kind == "nightly" else "")

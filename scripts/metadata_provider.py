@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
@@ -116,8 +117,6 @@ def torch_requirement() -> str:
             "installed. Install torch first, then build without build isolation: "
             "pip install torch && pip install --no-build-isolation ."
         ) from None
-    import sys
-
     sys.path.insert(0, str(ROOT / "scripts"))
     import matrix
 
