@@ -45,6 +45,6 @@ PY
 MY_OPS_REQUIRE_CUDA=1 "$python" -m pytest -q -rs -p no:cacheprovider "$@"
 if [ "${MY_OPS_SANITIZE:-0}" = "1" ]; then
     compute-sanitizer --tool memcheck --error-exitcode 1 --target-processes all \
-        "$python" -m pytest tests/test_rms_norm.py tests/test_silu_and_mul.py -q -x \
+        "$python" -m pytest tests/test_rms_norm.py tests/test_act_and_mul.py -q -x \
         -p no:cacheprovider -k "cuda and not opcheck and not gradcheck"
 fi

@@ -20,8 +20,11 @@ if os.environ.get("MY_OPS_REQUIRE_CUDA") == "1" and not torch.cuda.is_available(
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 # Memory layouts every op must handle: a transposed view, a view at an odd
-# storage offset (so not 16-byte aligned) and a view with a stride of 2.
-LAYOUTS = ["contiguous", "transposed", "offset", "strided"]
+# storage offset (so not 16-byte aligned), a view with a stride of 2, and
+# rows sliced from wider rows (x[..., :width] of a tensor 8 or 3 elements
+# wider: the row-wise ops read these in place, at a 16-byte-aligned and an
+# unaligned row stride).
+LAYOUTS = ["contiguous", "transposed", "offset", "strided", "sliced", "sliced_odd"]
 
 # (rtol, atol) of one output rounding on top of float32 (float64) arithmetic.
 TOLERANCES = {
@@ -70,6 +73,11 @@ def make_input(shape, dtype, device, layout="contiguous", low=-3.0, high=3.0) ->
         for s in shape:
             numel *= s
         return fresh((numel + 1,))[1:].view(shape)
+    if layout in ("sliced", "sliced_odd"):
+        if len(shape) == 0:
+            return fresh(shape)
+        base = fresh((*shape[:-1], shape[-1] + (8 if layout == "sliced" else 3)))
+        return base[..., : shape[-1]]
     if layout == "strided":
         if len(shape) == 0:
             return fresh(shape)

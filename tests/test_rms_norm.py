@@ -6,17 +6,16 @@ import pytest
 import torch
 
 import my_ops
+from my_ops import reference
 from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
 
 # hidden: 1, odd, not a multiple of 8, multiples of the 16-byte vector, and
-# larger than the register-resident CUDA path (70000) to reach the generic one.
-SHAPES = [(1,), (7,), (3, 1), (5, 13), (4, 1000), (2, 3, 4096), (3, 5000), (2, 16384), (1, 70000), (3000, 64), (0, 8), (4, 0)]
-
-
-def reference_rms_norm(x, weight, eps):
-    x64 = x.double()
-    rstd = torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps)
-    return x64 * rstd * weight.double()
+# larger than the register-resident CUDA path (70000) to reach the generic
+# one; narrow rows (16 to 256: a few lanes of a warp per row on CUDA, in each
+# group size), odd widths held as single elements (4097, 2881).
+SHAPES = [(1,), (7,), (3, 1), (5, 13), (4, 1000), (2, 3, 4096), (3, 5000), (2, 16384), (1, 70000),
+          (3000, 64), (0, 8), (4, 0), (700, 16), (300, 32), (2, 257, 128), (130, 256), (9, 4097),
+          (5, 2881)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -27,15 +26,17 @@ def test_rms_norm(shape, layout, dtype, device):
     eps = float(torch.empty(()).uniform_(1e-6, 1e-3))
     out = my_ops.rms_norm(x, weight, eps)
     assert out.is_contiguous()
-    assert_matches(out, reference_rms_norm(x, weight, eps), dtype)
+    assert_matches(out, reference.rms_norm(x, weight, eps), dtype)
 
 
-@pytest.mark.parametrize("shape", [(1,), (5, 13), (4, 1000), (2, 3, 4096), (3, 5000), (1, 70000), (600, 64), (0, 8)], ids=str)
-@pytest.mark.parametrize("layout", ["contiguous", "offset"])
+@pytest.mark.parametrize("shape", [(1,), (5, 13), (4, 1000), (2, 3, 4096), (3, 5000), (1, 70000), (600, 64),
+                                   (0, 8), (300, 32), (2, 257, 128), (130, 256), (9, 4097)], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "offset", "sliced", "sliced_odd"])
 def test_rms_norm_backward(shape, layout, dtype, device):
     x = make_input(shape, dtype, device, layout)
     weight = make_input(shape[-1:], dtype, device, low=0.5, high=1.5)
-    grad = make_input(shape, dtype, device, "transposed" if len(shape) > 1 else "contiguous")
+    grad_layout = "transposed" if layout == "contiguous" and len(shape) > 1 else layout
+    grad = make_input(shape, dtype, device, grad_layout)
     eps = 1e-5
     x_ = x.detach().requires_grad_()
     w_ = weight.detach().requires_grad_()
@@ -43,7 +44,7 @@ def test_rms_norm_backward(shape, layout, dtype, device):
 
     x64 = x.double().requires_grad_()
     w64 = weight.double().requires_grad_()
-    reference_rms_norm(x64, w64, eps).backward(grad.double())
+    reference.rms_norm(x64, w64, eps).backward(grad.double())
     # dx cancels two terms of the size of rstd * w * dy; dweight sums over rows
     assert_matches(x_.grad, x64.grad, dtype, scale=4)
     rows = max(1, x.numel() // max(1, shape[-1]))
@@ -58,7 +59,7 @@ def test_rms_norm_backward_op_directly(dtype, device):
     grad_x, grad_weight = torch.ops.my_ops.rms_norm_backward(grad, x, weight, 1e-6)
     x64 = x.double().requires_grad_()
     w64 = weight.double().requires_grad_()
-    reference_rms_norm(x64, w64, 1e-6).backward(grad.double())
+    reference.rms_norm(x64, w64, 1e-6).backward(grad.double())
     assert_matches(grad_x, x64.grad, dtype, scale=4)
     assert_matches(grad_weight, w64.grad, dtype, scale=8)
 
@@ -81,14 +82,14 @@ def test_cuda_row_layouts(rows, hidden, dtype):
     out = my_ops.rms_norm(x_, w_, 1e-6)
     out.backward(grad)
     x64, w64 = x.double().requires_grad_(), weight.double().requires_grad_()
-    want = reference_rms_norm(x64, w64, 1e-6)
+    want = reference.rms_norm(x64, w64, 1e-6)
     want.backward(grad.double())
     assert_matches(out, want, dtype)
     assert_matches(x_.grad, x64.grad, dtype, scale=4)
     assert_matches(w_.grad, w64.grad, dtype, scale=4 * rows ** 0.5)
 
     residual = make_input((rows, hidden), dtype, "cuda")
-    want_x, want_residual = reference_fused(x, residual, weight, 1e-6)
+    want_x, want_residual = reference.fused_add_rms_norm(x, residual, weight, 1e-6)
     my_ops.fused_add_rms_norm(x, residual, weight, 1e-6)
     assert_matches(residual, want_residual, dtype)
     assert_matches(x, want_x, dtype)
@@ -105,24 +106,20 @@ def test_rms_norm_module(device):
     with torch.no_grad():
         norm.weight.uniform_(0.5, 1.5)
     x = make_input((4, 64), torch.bfloat16, device)
-    assert_matches(norm(x), reference_rms_norm(x, norm.weight.detach(), 1e-5), torch.bfloat16)
+    assert_matches(norm(x), reference.rms_norm(x, norm.weight.detach(), 1e-5), torch.bfloat16)
     assert "64, eps=1e-05" in repr(norm)
 
 
 # ------------------------------------------------------- fused_add_rms_norm
-def reference_fused(x, residual, weight, eps):
-    new_residual = x + residual  # rounded to the dtype, as the op's residual stream is
-    return reference_rms_norm(new_residual, weight, eps), new_residual.double()
-
-
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_fused_add_rms_norm(shape, layout, dtype, device):
     x = make_input(shape, dtype, device, layout)
-    residual = make_input(shape, dtype, device, "contiguous" if layout != "contiguous" else "offset")
+    residual_layout = {"contiguous": "offset", "sliced": "sliced_odd", "sliced_odd": "sliced"}.get(layout, "contiguous")
+    residual = make_input(shape, dtype, device, residual_layout)
     weight = make_input(shape[-1:], dtype, device, low=0.5, high=1.5)
     weight0 = weight.clone()
-    want_x, want_residual = reference_fused(x, residual, weight, 1e-6)
+    want_x, want_residual = reference.fused_add_rms_norm(x, residual, weight, 1e-6)
     x_version = x._version
     my_ops.fused_add_rms_norm(x, residual, weight, 1e-6)
     assert_matches(residual, want_residual, dtype)
@@ -138,7 +135,7 @@ def test_fused_add_rms_norm_writes_only_the_views(dtype, device):
     x_before, r_before = x_buffer.clone(), r_buffer.clone()
     x, residual = x_buffer[1:7:2, :32], r_buffer[2:5, 16:48]
     weight = make_input((32,), dtype, device)
-    want_x, want_residual = reference_fused(x, residual, weight, 1e-6)
+    want_x, want_residual = reference.fused_add_rms_norm(x, residual, weight, 1e-6)
     my_ops.fused_add_rms_norm(x, residual, weight, 1e-6)
     assert_matches(x, want_x, dtype)
     assert_matches(residual, want_residual, dtype)
@@ -150,23 +147,40 @@ def test_fused_add_rms_norm_writes_only_the_views(dtype, device):
     assert torch.equal(r_buffer[r_outside], r_before[r_outside])
 
 
+# q sliced from a fused qkv projection and normalised per head (q/k-norm):
+# correct, and the rest of the projection untouched. (Its rows are not evenly
+# spaced, so the binding copies them; evenly spaced rows, as with one head,
+# are read in place.)
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_qk_norm_of_fused_projection(head_dim, dtype, device):
+    heads = 4
+    qkv = make_input((3, 5, 3 * heads * head_dim), dtype, device)
+    before = qkv.clone()
+    q = qkv[..., : heads * head_dim].unflatten(-1, (heads, head_dim))
+    weight = make_input((head_dim,), dtype, device, low=0.5, high=1.5)
+    assert_matches(my_ops.rms_norm(q, weight, 1e-6), reference.rms_norm(q, weight, 1e-6), dtype)
+    assert torch.equal(qkv, before)
+
+
 # ---------------------------------------------------------------- opcheck
-def _samples(device):
-    f32 = dict(device=device)
-    bf16 = dict(device=device, dtype=torch.bfloat16)
-    return [
-        (torch.ops.my_ops.rms_norm.default, (torch.randn(4, 16, **f32, requires_grad=True), torch.rand(16, **f32, requires_grad=True), 1e-6)),
-        (torch.ops.my_ops.rms_norm.default, (torch.randn(2, 3, 64, **bf16), torch.rand(64, **bf16), 1e-5)),
-        (torch.ops.my_ops.rms_norm.default, (torch.randn(16, 5, **f32).t(), torch.rand(16, **f32), 0.0)),
-        (torch.ops.my_ops.rms_norm_backward.default, (torch.randn(3, 8, **f32), torch.randn(3, 8, **f32), torch.rand(8, **f32), 1e-6)),
-        (torch.ops.my_ops.fused_add_rms_norm.default, (torch.randn(4, 32, **f32), torch.randn(4, 32, **f32), torch.rand(32, **f32), 1e-6)),
-        (torch.ops.my_ops.fused_add_rms_norm.default, (torch.randn(2, 24, **bf16), torch.randn(2, 24, **bf16), torch.rand(24, **bf16), 1e-5)),
-    ]
+F32, BF16 = {}, {"dtype": torch.bfloat16}
+OPS = torch.ops.my_ops
+OPCHECK_SAMPLES = {
+    "rms_norm float32-grad": lambda d: (OPS.rms_norm.default, (torch.randn(4, 16, device=d, requires_grad=True), torch.rand(16, device=d, requires_grad=True), 1e-6)),
+    "rms_norm bfloat16": lambda d: (OPS.rms_norm.default, (torch.randn(2, 3, 64, device=d, **BF16), torch.rand(64, device=d, **BF16), 1e-5)),
+    "rms_norm transposed": lambda d: (OPS.rms_norm.default, (torch.randn(16, 5, device=d).t(), torch.rand(16, device=d), 0.0)),
+    "rms_norm sliced": lambda d: (OPS.rms_norm.default, (torch.randn(6, 48, device=d)[:, 8:40], torch.rand(32, device=d), 1e-6)),
+    "rms_norm_backward": lambda d: (OPS.rms_norm_backward.default, (torch.randn(3, 8, device=d), torch.randn(3, 8, device=d), torch.rand(8, device=d), 1e-6)),
+    "rms_norm_backward sliced": lambda d: (OPS.rms_norm_backward.default, (torch.randn(3, 24, device=d)[:, :16], torch.randn(3, 20, device=d)[:, 4:], torch.rand(16, device=d), 1e-6)),
+    "fused_add_rms_norm": lambda d: (OPS.fused_add_rms_norm.default, (torch.randn(4, 32, device=d), torch.randn(4, 32, device=d), torch.rand(32, device=d), 1e-6)),
+    "fused_add_rms_norm bfloat16": lambda d: (OPS.fused_add_rms_norm.default, (torch.randn(2, 24, device=d, **BF16), torch.randn(2, 24, device=d, **BF16), torch.rand(24, device=d, **BF16), 1e-5)),
+    "fused_add_rms_norm sliced": lambda d: (OPS.fused_add_rms_norm.default, (torch.randn(4, 64, device=d)[:, :32], torch.randn(4, 64, device=d)[:, 32:], torch.rand(32, device=d), 1e-6)),
+}
 
 
-@pytest.mark.parametrize("index", range(6))
-def test_opcheck(index, device):
-    op, args = _samples(device)[index]
+@pytest.mark.parametrize("sample", OPCHECK_SAMPLES)
+def test_opcheck(sample, device):
+    op, args = OPCHECK_SAMPLES[sample](device)
     torch.library.opcheck(op, args)
 
 

@@ -12,7 +12,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import my_ops
-from my_ops import _C, _rules
+from my_ops import _C, _rules, reference
 from conftest import make_input, requires_cuda
 
 OPS = torch.ops.my_ops
@@ -52,6 +52,8 @@ BAD_CALLS = {
     "silu_and_mul odd": lambda d: (OPS.silu_and_mul.default, (_t(3, 7, device=d),)),
     "silu_and_mul 0-D": lambda d: (OPS.silu_and_mul.default, (_t(device=d),)),
     "silu_and_mul_backward grad shape": lambda d: (OPS.silu_and_mul_backward.default, (_t(3, 10, device=d), _t(3, 10, device=d))),
+    "gelu_and_mul approximate": lambda d: (OPS.gelu_and_mul.default, (_t(3, 8, device=d), "fast")),
+    "gelu_and_mul_backward odd": lambda d: (OPS.gelu_and_mul_backward.default, (_t(3, 3, device=d), _t(3, 7, device=d), "tanh")),
     "silu_and_mul float16 grad": lambda d: (OPS.silu_and_mul_backward.default, (_t(3, 5, dtype=torch.float16, device=d),
                                                                         _t(3, 10, device=d))),
 }
@@ -80,9 +82,10 @@ def test_compile_fails_at_trace_time_with_the_kernels_message():
 
 
 def test_every_op_has_rules_from_the_library():
-    assert set(_rules.RULES) == {"short_kernel", "mul", "muladd", "add_out", "matmul", "rms_norm",
-                                 "rms_norm_backward", "fused_add_rms_norm", "silu_and_mul",
-                                 "silu_and_mul_backward"}
+    registered = {name.split("::")[1] for name in torch._C._dispatch_get_all_op_names()
+                  if name.startswith("my_ops::")}
+    assert "gelu_and_mul_backward" in registered
+    assert set(_rules.RULES) == registered
     for name, params in _rules.RULES.items():
         schema = getattr(OPS, name).default._schema
         assert [p.name for p in params] == [a.name for a in schema.arguments]
@@ -140,11 +143,6 @@ def test_unsupported_layouts_name_the_argument(kind):
 
 
 # ------------------------------------------------------------ overlap
-def _reference_rms_norm(x, w, eps):
-    x64 = x.double()
-    return x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps) * w.double()
-
-
 @pytest.mark.parametrize("layout", ["interleaved", "row halves"])
 def test_fused_add_accepts_views_of_one_buffer_that_share_no_element(layout, device):
     buf = make_input((6, 32), torch.float32, device)
@@ -154,7 +152,7 @@ def test_fused_add_accepts_views_of_one_buffer_that_share_no_element(layout, dev
         x, residual = buf[:, :16], buf[:, 16:]
     w = make_input((16,), torch.float32, device, low=0.5, high=1.5)
     want_residual = (x.double() + residual.double())
-    want_x = _reference_rms_norm(want_residual, w, 1e-6)
+    want_x = reference.rms_norm(want_residual, w, 1e-6)
     my_ops.fused_add_rms_norm(x, residual, w, 1e-6)
     torch.testing.assert_close(residual.double(), want_residual, rtol=2e-5, atol=2e-5)
     torch.testing.assert_close(x.double(), want_x, rtol=2e-5, atol=2e-5)

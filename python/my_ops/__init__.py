@@ -38,28 +38,10 @@ if _torch_problem is not None and not _running_diagnostics():
 
 if _torch_problem is None:
     from . import _C  # noqa: F401  (registers the ops with the dispatcher)
-    from .modules import RMSNorm, SiluAndMul
-    from .ops import (
-        add_out,
-        fused_add_rms_norm,
-        matmul,
-        mul,
-        muladd,
-        rms_norm,
-        short_kernel,
-        silu_and_mul,
-    )
+    from . import modules, ops, reference  # noqa: F401
+    from .modules import *  # noqa: F403  (the public names: each module's __all__)
+    from .ops import *  # noqa: F403
 
-__all__ = [
-    "RMSNorm",
-    "SiluAndMul",
-    "add_out",
-    "build_info",
-    "fused_add_rms_norm",
-    "matmul",
-    "mul",
-    "muladd",
-    "rms_norm",
-    "short_kernel",
-    "silu_and_mul",
-]
+    __all__ = ["build_info", "reference", *ops.__all__, *modules.__all__]
+else:
+    __all__ = ["build_info"]

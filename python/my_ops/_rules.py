@@ -112,6 +112,12 @@ def check(op: str, *args) -> None:
             _check_tensor(op, p, a, by_name)
         elif any(c.key == "eps" for c in p.clauses) and not (math.isfinite(a) and a >= 0):
             _fail(op, f"expected {p.name} to be a finite number >= 0, but got {a:g}")
+        else:
+            for c in p.clauses:
+                if c.key == "one_of" and a not in c.ref.split("|"):
+                    words = [f"'{w}'" for w in c.ref.split("|")]
+                    expected = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+                    _fail(op, f"expected {p.name} to be {expected}, but got '{a}'")
 
 
 def _check_tensor(op: str, p: Param, t: Tensor, args: dict) -> None:

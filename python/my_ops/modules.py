@@ -7,6 +7,8 @@ from torch import Tensor, nn
 
 from . import ops
 
+__all__ = ["RMSNorm", "SiluAndMul", "GeluAndMul"]
+
 
 class RMSNorm(nn.Module):
     """RMSNorm over the last dimension with a learned scale, backed by ``my_ops.rms_norm``."""
@@ -28,3 +30,20 @@ class SiluAndMul(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return ops.silu_and_mul(x)
+
+
+class GeluAndMul(nn.Module):
+    """GeGLU gate: [..., 2 * d] -> gelu(first half) * second half, backed by ``my_ops.gelu_and_mul``.
+
+    ``approximate`` is ``"none"`` or ``"tanh"``, as in ``torch.nn.GELU`` (the op checks it).
+    """
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        return ops.gelu_and_mul(x, self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"

@@ -7,6 +7,7 @@ by my_ops._C); the fake kernels check the same argument rules (_rules.py).
 from __future__ import annotations
 
 import torch
+import torch.autograd.forward_ad as _forward_ad
 from torch import Tensor
 
 from . import _rules
@@ -20,10 +21,85 @@ __all__ = [
     "rms_norm",
     "fused_add_rms_norm",
     "silu_and_mul",
+    "gelu_and_mul",
 ]
 
 _ops = torch.ops.my_ops
 _lib = torch.library.Library("my_ops", "IMPL")
+
+# ------------------------------------------------------- the call itself
+# A call through torch.ops passes the op's Autograd kernel, which
+# register_autograd writes in Python: it costs more host time than the op
+# itself (benchmarks/bench_host.py). For plain eager calls the Python API
+# takes a shorter road with the same formulas:
+#   - autograd has nothing to record (torch.no_grad(), as in generation, or
+#     no input requires grad): the call skips the Autograd kernel;
+#   - it has: the call goes through a torch.autograd.Function built from the
+#     op's own setup_context and backward (_autograd below).
+# Anything else takes the op's full path: tensor subclasses, functorch
+# transforms (vmap, grad), dispatch modes (FakeTensorMode), torch.compile.
+# Forward-mode AD is refused: the ops have no forward-mode formula.
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_BelowAutograd = torch._C._AutoDispatchBelowAutograd
+_is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_is_compiling = torch.compiler.is_compiling
+_FUNCTIONS: dict = {}  # op -> its torch.autograd.Function
+
+
+def _plain_eager(op, tensors) -> bool:
+    if _forward_ad._current_level >= 0:
+        for t in tensors:
+            if _forward_ad.unpack_dual(t).tangent is not None:
+                # register_autograd has no forward-mode formula: the tangent would be dropped
+                raise RuntimeError(f"my_ops.{op._schema.name.split('::')[1]}: forward-mode AD "
+                                   "(torch.autograd.forward_ad dual tensors) is not supported; use "
+                                   "reverse mode (backward, torch.autograd.grad, torch.func.vjp)")
+    if _dispatch_modes():
+        return False
+    for t in tensors:
+        if type(t) not in _PLAIN or _is_wrapped(t):
+            return False
+    return True
+
+
+def _call(op, tensors, *args):
+    """op(*args), where `tensors` are the tensor arguments among args."""
+    if _is_compiling() or not _plain_eager(op, tensors):  # (dynamo folds is_compiling() first)
+        return op(*args)
+    if torch.is_grad_enabled():
+        for t in tensors:
+            if t.requires_grad:
+                return _FUNCTIONS[op].apply(*args)
+    with _BelowAutograd():
+        return op(*args)
+
+
+def _autograd(name: str, backward, setup_context=None) -> None:
+    """register_autograd for my_ops::<name>, and the same formulas as a
+    torch.autograd.Function for _call."""
+    op = getattr(_ops, name).default
+    torch.library.register_autograd(f"my_ops::{name}", backward, setup_context=setup_context)
+
+    # forward(ctx, ...) rather than a separate setup_context staticmethod:
+    # Function.apply binds the arguments with inspect.signature for the
+    # latter, which costs as much as the call (_call never uses this class
+    # under functorch transforms, which need the separate form).
+    class Function(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *args):
+            with _BelowAutograd():
+                output = op(*args)
+            if setup_context is not None:
+                setup_context(ctx, args, output)
+            return output
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return backward(ctx, *grads)
+
+    Function.__name__ = Function.__qualname__ = f"{name}_function"
+    _FUNCTIONS[op] = Function
 
 
 def _mutating_op(name: str) -> None:
@@ -96,7 +172,7 @@ def _accumulator(dtype: torch.dtype) -> torch.dtype:
 # --------------------------------------------------------------- short_kernel
 def short_kernel(x: Tensor) -> Tensor:
     """Return ``x * 1.23`` as a new contiguous tensor of x's shape and dtype."""
-    return _ops.short_kernel.default(x)
+    return _call(_ops.short_kernel.default, (x,), x)
 
 
 @torch.library.register_fake("my_ops::short_kernel")
@@ -109,13 +185,13 @@ def _short_kernel_backward(ctx, grad: Tensor):
     return _ops.short_kernel.default(grad)
 
 
-torch.library.register_autograd("my_ops::short_kernel", _short_kernel_backward)
+_autograd("short_kernel", _short_kernel_backward)
 
 
 # ------------------------------------------------------------------------ mul
 def mul(a: Tensor, b: Tensor) -> Tensor:
     """Element-wise ``a * b``; a and b must have the same shape, dtype and device."""
-    return _ops.mul.default(a, b)
+    return _call(_ops.mul.default, (a, b), a, b)
 
 
 @torch.library.register_fake("my_ops::mul")
@@ -136,13 +212,13 @@ def _mul_backward(ctx, grad: Tensor):
     return grad_a, grad_b
 
 
-torch.library.register_autograd("my_ops::mul", _mul_backward, setup_context=_save_a_b)
+_autograd("mul", _mul_backward, setup_context=_save_a_b)
 
 
 # --------------------------------------------------------------------- muladd
 def muladd(a: Tensor, b: Tensor, c: float) -> Tensor:
     """Element-wise ``a * b + c``; a and b must have the same shape, dtype and device."""
-    return _ops.muladd.default(a, b, float(c))
+    return _call(_ops.muladd.default, (a, b), a, b, float(c))
 
 
 @torch.library.register_fake("my_ops::muladd")
@@ -156,7 +232,7 @@ def _muladd_backward(ctx, grad: Tensor):
     return grad_a, grad_b, None
 
 
-torch.library.register_autograd("my_ops::muladd", _muladd_backward, setup_context=_save_a_b)
+_autograd("muladd", _muladd_backward, setup_context=_save_a_b)
 
 
 # -------------------------------------------------------------------- add_out
@@ -182,7 +258,7 @@ _mutating_op("add_out")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product of ``a`` [M, K] and ``b`` [K, N] -> [M, N], accumulated in float32
     (float64 for float64 inputs)."""
-    return _ops.matmul.default(a, b)
+    return _call(_ops.matmul.default, (a, b), a, b)
 
 
 @torch.library.register_fake("my_ops::matmul")
@@ -198,7 +274,7 @@ def _matmul_backward(ctx, grad: Tensor):
     return grad_a, grad_b
 
 
-torch.library.register_autograd("my_ops::matmul", _matmul_backward, setup_context=_save_a_b)
+_autograd("matmul", _matmul_backward, setup_context=_save_a_b)
 
 
 # ------------------------------------------------------------------- rms_norm
@@ -208,7 +284,7 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
     x is [..., hidden], weight is [hidden]. Statistics are computed in float32
     (float64 for float64 inputs). Differentiable in x and weight.
     """
-    return _ops.rms_norm.default(x, weight, float(eps))
+    return _call(_ops.rms_norm.default, (x, weight), x, weight, float(eps))
 
 
 @torch.library.register_fake("my_ops::rms_norm")
@@ -254,7 +330,7 @@ def _rms_norm_backward(ctx, grad: Tensor):
     )
 
 
-torch.library.register_autograd("my_ops::rms_norm", _rms_norm_backward, setup_context=_rms_norm_setup)
+_autograd("rms_norm", _rms_norm_backward, setup_context=_rms_norm_setup)
 
 
 # --------------------------------------------------------- fused_add_rms_norm
@@ -276,45 +352,76 @@ def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> None:
 _mutating_op("fused_add_rms_norm")
 
 
-# --------------------------------------------------------------- silu_and_mul
+# ------------------------------------------------ silu_and_mul, gelu_and_mul
+# Gated units: out = act(x[..., :d]) * x[..., d:]. One kernel family in C and
+# CUDA, parametrised by the activation; here one registration helper, fed
+# with each activation's derivative in torch ops (for double backward).
 def silu_and_mul(x: Tensor) -> Tensor:
     """SwiGLU gate: for x [..., 2 * d], return ``silu(x[..., :d]) * x[..., d:]`` [..., d]."""
-    return _ops.silu_and_mul.default(x)
+    return _call(_ops.silu_and_mul.default, (x,), x)
 
 
-@torch.library.register_fake("my_ops::silu_and_mul")
-def _(x: Tensor) -> Tensor:
-    _rules.check("silu_and_mul", x)
-    return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
+def gelu_and_mul(x: Tensor, approximate: str = "none") -> Tensor:
+    """GeGLU gate: for x [..., 2 * d], return ``gelu(x[..., :d]) * x[..., d:]`` [..., d].
+
+    ``approximate`` is ``"none"`` (erf) or ``"tanh"``, as in ``torch.nn.functional.gelu``.
+    """
+    return _call(_ops.gelu_and_mul.default, (x,), x, approximate)
 
 
-@torch.library.register_fake("my_ops::silu_and_mul_backward")
-def _(grad_out: Tensor, x: Tensor) -> Tensor:
-    _rules.check("silu_and_mul_backward", grad_out, x)
-    return x.new_empty(x.shape)
-
-
-def _silu_and_mul_backward_math(grad_out: Tensor, x: Tensor) -> Tensor:
-    """silu_and_mul_backward in differentiable torch ops (float32 math, float64 for float64)."""
-    acc = _accumulator(x.dtype)
-    gate, up = x.to(acc).chunk(2, dim=-1)
-    g = grad_out.to(acc)
+def _silu_grad(gate: Tensor) -> Tensor:
     s = torch.sigmoid(gate)
-    grad_gate = g * up * s * (1 + gate * (1 - s))
-    grad_up = g * gate * s
-    return torch.cat([grad_gate, grad_up], dim=-1).to(x.dtype)
+    return s * (1 + gate * (1 - s))
 
 
-_differentiable_backward("silu_and_mul_backward", _silu_and_mul_backward_math, tensor_args=2)
+def _gelu_grad(gate: Tensor, approximate: str) -> Tensor:
+    if approximate == "tanh":
+        k = (2 / torch.pi) ** 0.5
+        t = torch.tanh(k * (gate + 0.044715 * gate**3))
+        return 0.5 * (1 + t) + 0.5 * gate * (1 - t * t) * k * (1 + 3 * 0.044715 * gate**2)
+    return 0.5 * (1 + torch.erf(gate * 0.5**0.5)) + gate * torch.exp(-0.5 * gate * gate) / (2 * torch.pi) ** 0.5
 
 
-def _silu_and_mul_setup(ctx, inputs, output) -> None:
-    ctx.save_for_backward(inputs[0])
+def _gated_unit(name: str, activation, activation_grad) -> None:
+    """Fake kernels and autograd of <name> and <name>_backward. activation(gate,
+    *extra) and activation_grad(gate, *extra) are the activation and its
+    derivative in differentiable torch ops; extra are the op's non-tensor
+    arguments (gelu's `approximate`)."""
+    backward_op = getattr(_ops, f"{name}_backward").default
+
+    def fake(x: Tensor, *extra) -> Tensor:
+        _rules.check(name, x, *extra)
+        return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
+
+    def fake_backward(grad_out: Tensor, x: Tensor, *extra) -> Tensor:
+        _rules.check(f"{name}_backward", grad_out, x, *extra)
+        return x.new_empty(x.shape)
+
+    torch.library.register_fake(f"my_ops::{name}", fake)
+    torch.library.register_fake(f"my_ops::{name}_backward", fake_backward)
+
+    def backward_math(grad_out: Tensor, x: Tensor, *extra) -> Tensor:
+        """The backward op in differentiable torch ops (float32 math, float64 for float64)."""
+        acc = _accumulator(x.dtype)
+        gate, up = x.to(acc).chunk(2, dim=-1)
+        g = grad_out.to(acc)
+        grad_gate = g * up * activation_grad(gate, *extra)
+        grad_up = g * activation(gate, *extra)
+        return torch.cat([grad_gate, grad_up], dim=-1).to(x.dtype)
+
+    _differentiable_backward(f"{name}_backward", backward_math, tensor_args=2)
+
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(inputs[0])
+        ctx.extra = inputs[1:]
+
+    def backward(ctx, grad: Tensor):
+        (x,) = ctx.saved_tensors
+        return (backward_op(grad, x, *ctx.extra), *([None] * len(ctx.extra)))
+
+    _autograd(name, backward, setup_context=setup_context)
 
 
-def _silu_and_mul_backward(ctx, grad: Tensor):
-    (x,) = ctx.saved_tensors
-    return _ops.silu_and_mul_backward.default(grad, x)
-
-
-torch.library.register_autograd("my_ops::silu_and_mul", _silu_and_mul_backward, setup_context=_silu_and_mul_setup)
+_gated_unit("silu_and_mul", torch.nn.functional.silu, _silu_grad)
+_gated_unit("gelu_and_mul", lambda gate, approximate: torch.nn.functional.gelu(gate, approximate=approximate),
+            _gelu_grad)

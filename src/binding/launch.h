@@ -58,6 +58,45 @@ void run_kernel(const OpRules &op, const api::Tensor &on, int64_t count, int64_t
 #endif
 }
 
+// The distance between the starts of consecutive rows (the leading
+// dimensions flattened) when t's rows can be read in place: the last
+// dimension dense and the leading dimensions evenly spaced, as in a
+// contiguous tensor or a slice t[..., a:b] of one. -1 otherwise.
+inline int64_t row_stride(const api::Tensor &t) {
+    const auto sizes = t.sizes();
+    const auto strides = t.strides();
+    const int64_t dims = t.dim();
+    if (dims == 0) return 1;
+    const int64_t width = sizes[dims - 1];
+    if (width > 1 && strides[dims - 1] != 1) return -1;
+    int64_t stride = -1, next = 0;  // next: the stride the next outer dimension must have
+    for (int64_t i = dims - 2; i >= 0; --i) {
+        if (sizes[i] == 1) continue;
+        if (stride < 0) {
+            stride = strides[i];
+        } else if (strides[i] != next) {
+            return -1;
+        }
+        next = strides[i] * sizes[i];
+    }
+    if (stride < 0) return width;  // a single row
+    return stride >= width ? stride : -1;  // rows that overlap are copied
+}
+
+// A tensor's rows as the row-wise kernels take them: the caller's tensor
+// itself when row_stride() allows, else a contiguous copy.
+struct Rows {
+    api::Tensor tensor;
+    int64_t stride;  // elements between the starts of consecutive rows
+    bool copied;
+};
+
+inline Rows rows_in_place(const api::Tensor &t) {
+    const int64_t stride = row_stride(t);
+    if (stride >= 0) return {t, stride, false};
+    return {api::contiguous(t), t.dim() > 0 ? t.size(-1) : 1, true};
+}
+
 // Pointer to element `index` of a contiguous tensor, as the kernels take it.
 inline const void *element_ptr(const api::Tensor &t, int64_t index) {
     return static_cast<const char *>(t.const_data_ptr()) + index * t.element_size();

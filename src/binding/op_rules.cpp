@@ -122,6 +122,7 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
         const auto space = arg.find_last_of(' ');
         Param p;
         p.name = arg.substr(space + 1);
+        p.name = p.name.substr(0, p.name.find('='));  // drop a default value
         p.is_tensor = arg.compare(0, 6, "Tensor") == 0;
         params_.push_back(p);
     }
@@ -155,13 +156,16 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
                 }
                 if (c.key == "dim") {
                     c.number = std::atoll(value.c_str());
+                } else if (c.key == "one_of") {
+                    c.ref = value;  // the words, '|'-separated
                 } else {
                     c.ref = value;
                     c.ref_index = index_of(value);
                 }
             }
             static const char *known[] = {"like", "dim>=", "dim", "shape", "even", "rows",
-                                          "written", "apart", "apart_or_same", "eps"};
+                                          "written", "apart", "apart_or_same", "eps",
+                                          "one_of"};
             bool ok = false;
             for (const char *k : known) ok = ok || c.key == k;
             if (!ok) bad_definition(schema, "unknown clause '" + word + "'");
@@ -203,11 +207,23 @@ void OpRules::check(std::initializer_list<Arg> args) const {
             check_tensor(p, *arg.tensor, args);
             continue;
         }
-        for (const Clause &c : p.clauses)
+        for (const Clause &c : p.clauses) {
             if (c.key == "eps" && !(std::isfinite(arg.number) && arg.number >= 0.0))
                 fail("expected " + p.name + " to be a finite number >= 0, but got " +
                      number_text(arg.number));
+            if (c.key == "one_of") check_one_of(p, c, *arg.text);
+        }
     }
+}
+
+void OpRules::check_one_of(const Param &p, const Clause &c, const std::string &value) const {
+    const auto words = split(c.ref, '|');
+    std::string expected;
+    for (size_t i = 0; i < words.size(); ++i) {
+        if (words[i] == value) return;
+        expected += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + ("'" + words[i] + "'");
+    }
+    fail("expected " + p.name + " to be " + expected + ", but got '" + value + "'");
 }
 
 void OpRules::check_tensor(const Param &p, const api::Tensor &t,

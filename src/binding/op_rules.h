@@ -19,7 +19,8 @@
 //   written          written in place: no two elements share memory
 //   apart=A          shares no memory with A
 //   apart_or_same=A  shares no memory with A, or is A itself (same view)
-// A float argument may have the clause `eps`: finite and >= 0.
+// A float argument may have the clause `eps`: finite and >= 0. A str argument
+// may have `one_of=a|b|c`: one of those words.
 #pragma once
 
 #include <initializer_list>
@@ -34,8 +35,10 @@ namespace my_ops {
 struct Arg {
     Arg(const api::Tensor &t) : tensor(&t) {}  // NOLINT: implicit by design
     Arg(double v) : number(v) {}               // NOLINT
+    Arg(const std::string &s) : text(&s) {}    // NOLINT
     const api::Tensor *tensor = nullptr;
     double number = 0.0;
+    const std::string *text = nullptr;
 };
 
 class OpRules {
@@ -67,6 +70,7 @@ class OpRules {
     };
 
   private:
+    void check_one_of(const Param &p, const Clause &c, const std::string &value) const;
     void check_tensor(const Param &p, const api::Tensor &t, std::initializer_list<Arg> args) const;
 
     const char *schema_;

@@ -26,7 +26,8 @@ api::ScalarType accumulator_of(const Tensor &x) {
 
 Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
     rms_norm_op.check({x, weight, eps});
-    const auto xc = api::contiguous(x), wc = api::contiguous(weight);
+    const Rows xr = rows_in_place(x);
+    const auto wc = api::contiguous(weight);
     auto y = api::empty(api::sizes_of(x), x.scalar_type(), x);
     const int64_t hidden = x.size(-1), rows = rows_of(x);
     if (y.numel() == 0) return y;
@@ -34,13 +35,14 @@ Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
     run_kernel(
         rms_norm_op, x, rows, grain_for(hidden),
         [&](int64_t begin, int64_t end) {
-            return my_ops_rms_norm_cpu(dt, element_ptr(xc, begin * hidden), wc.const_data_ptr(),
-                                       mutable_element_ptr(y, begin * hidden), end - begin, hidden,
-                                       eps);
+            return my_ops_rms_norm_cpu(dt, element_ptr(xr.tensor, begin * xr.stride), xr.stride,
+                                       wc.const_data_ptr(), mutable_element_ptr(y, begin * hidden),
+                                       end - begin, hidden, eps);
         },
         [&](void *stream) {
-            return my_ops_rms_norm_cuda(dt, xc.const_data_ptr(), wc.const_data_ptr(),
-                                        y.mutable_data_ptr(), rows, hidden, eps, stream);
+            return my_ops_rms_norm_cuda(dt, xr.tensor.const_data_ptr(), xr.stride,
+                                        wc.const_data_ptr(), y.mutable_data_ptr(), rows, hidden,
+                                        eps, stream);
         });
     return y;
 }
@@ -48,8 +50,8 @@ Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
 std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tensor &x,
                                              const Tensor &weight, double eps) {
     rms_norm_backward_op.check({grad_out, x, weight, eps});
-    const auto gc = api::contiguous(grad_out), xc = api::contiguous(x),
-               wc = api::contiguous(weight);
+    const Rows gr = rows_in_place(grad_out), xr = rows_in_place(x);
+    const auto wc = api::contiguous(weight);
     const int64_t hidden = x.size(-1), rows = rows_of(x);
     auto grad_x = api::empty(api::sizes_of(x), x.scalar_type(), x);
     const auto dt = kernel_dtype(x);
@@ -63,9 +65,10 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tenso
                 const int64_t partials = my_ops_rms_norm_backward_cuda_partials(dt, rows, hidden);
                 auto workspace = api::empty({partials, hidden}, accumulator_of(x), x);
                 return my_ops_rms_norm_backward_cuda(
-                    dt, gc.const_data_ptr(), xc.const_data_ptr(), wc.const_data_ptr(),
-                    grad_x.mutable_data_ptr(), grad_weight.mutable_data_ptr(),
-                    workspace.mutable_data_ptr(), partials, rows, hidden, eps, stream);
+                    dt, gr.tensor.const_data_ptr(), gr.stride, xr.tensor.const_data_ptr(),
+                    xr.stride, wc.const_data_ptr(), grad_x.mutable_data_ptr(),
+                    grad_weight.mutable_data_ptr(), workspace.mutable_data_ptr(), partials, rows,
+                    hidden, eps, stream);
             });
         return {grad_x, grad_weight};
     }
@@ -78,8 +81,9 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tenso
             for (int64_t c = begin; c < end; ++c) {
                 const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
                 const int status = my_ops_rms_norm_backward_cpu(
-                    dt, element_ptr(gc, r0 * hidden), element_ptr(xc, r0 * hidden),
-                    wc.const_data_ptr(), mutable_element_ptr(grad_x, r0 * hidden),
+                    dt, element_ptr(gr.tensor, r0 * gr.stride), gr.stride,
+                    element_ptr(xr.tensor, r0 * xr.stride), xr.stride, wc.const_data_ptr(),
+                    mutable_element_ptr(grad_x, r0 * hidden),
                     mutable_element_ptr(partial, c * hidden), r1 - r0, hidden, eps);
                 if (status != MY_OPS_OK) return status;
             }
@@ -92,26 +96,27 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tenso
 void fused_add_rms_norm(Tensor x, Tensor residual, const Tensor &weight, double eps) {
     fused_add_rms_norm_op.check({x, residual, weight, eps});
     if (x.numel() == 0) return;
-    // Work on contiguous buffers; copy back only when the caller's tensors are not contiguous.
-    const bool x_direct = x.is_contiguous(), res_direct = residual.is_contiguous();
-    auto xb = x_direct ? x : api::contiguous(x);
-    auto rb = res_direct ? residual : api::contiguous(residual);
+    // Rows are written in place; a layout the kernels cannot walk is worked on
+    // in a contiguous copy, copied back at the end.
+    Rows xr = rows_in_place(x), rr = rows_in_place(residual);
     const auto wc = api::contiguous(weight);
     const int64_t hidden = x.size(-1), rows = rows_of(x);
     const auto dt = kernel_dtype(x);
     run_kernel(
         fused_add_rms_norm_op, x, rows, grain_for(hidden),
         [&](int64_t begin, int64_t end) {
-            return my_ops_fused_add_rms_norm_cpu(dt, mutable_element_ptr(xb, begin * hidden),
-                                                 mutable_element_ptr(rb, begin * hidden),
-                                                 wc.const_data_ptr(), end - begin, hidden, eps);
+            return my_ops_fused_add_rms_norm_cpu(
+                dt, mutable_element_ptr(xr.tensor, begin * xr.stride), xr.stride,
+                mutable_element_ptr(rr.tensor, begin * rr.stride), rr.stride, wc.const_data_ptr(),
+                end - begin, hidden, eps);
         },
         [&](void *stream) {
-            return my_ops_fused_add_rms_norm_cuda(dt, xb.mutable_data_ptr(), rb.mutable_data_ptr(),
+            return my_ops_fused_add_rms_norm_cuda(dt, xr.tensor.mutable_data_ptr(), xr.stride,
+                                                  rr.tensor.mutable_data_ptr(), rr.stride,
                                                   wc.const_data_ptr(), rows, hidden, eps, stream);
         });
-    if (!x_direct) api::copy_(x, xb);
-    if (!res_direct) api::copy_(residual, rb);
+    if (xr.copied) api::copy_(x, xr.tensor);
+    if (rr.copied) api::copy_(residual, rr.tensor);
 }
 
 template <typename Library> void register_kernels(Library &m) {

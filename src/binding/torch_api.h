@@ -80,7 +80,8 @@ inline Tensor zeros(const std::vector<int64_t> &sizes, ScalarType dtype, const T
 
 inline Tensor contiguous(const Tensor &t) {
 #ifdef MY_OPS_STABLE_ABI
-    return torch::stable::contiguous(t);
+    // is_contiguous() is a plain shim call; contiguous() goes through the dispatcher
+    return t.is_contiguous() ? t : torch::stable::contiguous(t);
 #else
     return t.contiguous();
 #endif

@@ -6,9 +6,14 @@
  * and tested by a C compiler alone (tests/c/).
  *
  * Conventions shared by every kernel:
- *   - All arrays are dense and row-major; the binding makes inputs contiguous.
- *     Pointers need not be 16-byte aligned (views with a storage offset are
- *     valid input); the CUDA kernels pick a vectorised path only when they are.
+ *   - Arrays are row-major. The row-wise kernels (rms_norm, fused_add_rms_norm,
+ *     act_and_mul) take the row stride of each input they read: the number of
+ *     elements between the starts of consecutive rows, at least the row's
+ *     width. A slice such as q = qkv[..., :4096] is read in place that way.
+ *     Outputs the kernels fill are dense. Other kernels take dense arrays.
+ *   - Pointers need not be 16-byte aligned (views with a storage offset are
+ *     valid input); the CUDA kernels pick a vectorised path only when they
+ *     and the row strides allow it.
  *   - `dtype` names the element type of every tensor argument. float16 and
  *     bfloat16 values are stored as their 16-bit patterns.
  *   - Sizes and indices are int64_t: tensors of more than 2^31 elements work.
@@ -40,7 +45,8 @@ typedef enum my_ops_dtype {
 typedef enum my_ops_status {
     MY_OPS_OK = 0,
     MY_OPS_BAD_DTYPE = 1,
-    MY_OPS_OUT_OF_MEMORY = 2
+    MY_OPS_OUT_OF_MEMORY = 2,
+    MY_OPS_BAD_ARGUMENT = 3 /* e.g. an unknown activation */
 } my_ops_status;
 
 /* Size in bytes of one element of `dtype` (0 for an unknown dtype). */
@@ -65,29 +71,41 @@ int my_ops_add_cpu(my_ops_dtype dtype, const void *a, const void *b, void *out, 
 int my_ops_matmul_cpu(my_ops_dtype dtype, const void *a, const void *b, void *c, int64_t rows,
                       int64_t k, int64_t n);
 
-/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * weight */
-int my_ops_rms_norm_cpu(my_ops_dtype dtype, const void *x, const void *weight, void *y,
-                        int64_t rows, int64_t hidden, double eps);
+/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * weight; y is dense */
+int my_ops_rms_norm_cpu(my_ops_dtype dtype, const void *x, int64_t x_stride, const void *weight,
+                        void *y, int64_t rows, int64_t hidden, double eps);
 
 /*
- * Backward of rms_norm over `rows` rows: writes grad_x and ADDS this block of
- * rows' contribution to grad_weight_acc[hidden], an accumulator of float64
- * when dtype is float64 and float32 otherwise (the caller sums the blocks).
+ * Backward of rms_norm over `rows` rows: writes grad_x (dense) and ADDS this
+ * block of rows' contribution to grad_weight_acc[hidden], an accumulator of
+ * float64 when dtype is float64 and float32 otherwise (the caller sums the
+ * blocks).
  */
-int my_ops_rms_norm_backward_cpu(my_ops_dtype dtype, const void *grad_out, const void *x,
+int my_ops_rms_norm_backward_cpu(my_ops_dtype dtype, const void *grad_out,
+                                 int64_t grad_out_stride, const void *x, int64_t x_stride,
                                  const void *weight, void *grad_x, void *grad_weight_acc,
                                  int64_t rows, int64_t hidden, double eps);
 
 /* residual += x (rounded to dtype); x = rms_norm(residual, weight, eps). In place. */
-int my_ops_fused_add_rms_norm_cpu(my_ops_dtype dtype, void *x, void *residual,
-                                  const void *weight, int64_t rows, int64_t hidden, double eps);
+int my_ops_fused_add_rms_norm_cpu(my_ops_dtype dtype, void *x, int64_t x_stride, void *residual,
+                                  int64_t residual_stride, const void *weight, int64_t rows,
+                                  int64_t hidden, double eps);
 
-/* out[r, j] = silu(x[r, j]) * x[r, d + j] for x of shape [rows, 2d] */
-int my_ops_silu_and_mul_cpu(my_ops_dtype dtype, const void *x, void *out, int64_t rows,
-                            int64_t d);
-/* grad_x[rows, 2d] from grad_out[rows, d] and x[rows, 2d] */
-int my_ops_silu_and_mul_backward_cpu(my_ops_dtype dtype, const void *grad_out, const void *x,
-                                     void *grad_x, int64_t rows, int64_t d);
+/* The activation of a gated unit (act_and_mul). GELU as in torch.nn.functional.gelu:
+ * MY_OPS_GELU is approximate="none" (erf), MY_OPS_GELU_TANH is approximate="tanh". */
+typedef enum my_ops_activation {
+    MY_OPS_SILU = 0,
+    MY_OPS_GELU = 1,
+    MY_OPS_GELU_TANH = 2
+} my_ops_activation;
+
+/* out[r, j] = act(x[r, j]) * x[r, d + j] for x of shape [rows, 2d]; out is dense [rows, d] */
+int my_ops_act_and_mul_cpu(my_ops_dtype dtype, my_ops_activation act, const void *x,
+                           int64_t x_stride, void *out, int64_t rows, int64_t d);
+/* grad_x (dense [rows, 2d]) from grad_out[rows, d] and x[rows, 2d] */
+int my_ops_act_and_mul_backward_cpu(my_ops_dtype dtype, my_ops_activation act,
+                                    const void *grad_out, int64_t grad_out_stride, const void *x,
+                                    int64_t x_stride, void *grad_x, int64_t rows, int64_t d);
 
 /* --------------------------------------------------------------- CUDA -- */
 
@@ -112,8 +130,8 @@ int my_ops_add_cuda(my_ops_dtype dtype, const void *a, const void *b, void *out,
 int my_ops_matmul_cuda(my_ops_dtype dtype, const void *a, const void *b, void *c, int64_t m,
                        int64_t k, int64_t n, void *stream);
 
-int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, const void *weight, void *y,
-                         int64_t rows, int64_t hidden, double eps, void *stream);
+int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, int64_t x_stride, const void *weight,
+                         void *y, int64_t rows, int64_t hidden, double eps, void *stream);
 
 /*
  * rms_norm backward on CUDA needs a workspace of `partials` x hidden elements
@@ -122,19 +140,22 @@ int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, const void *weight, 
  * device.
  */
 int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, int64_t rows, int64_t hidden);
-int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, const void *grad_out, const void *x,
+int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, const void *grad_out,
+                                  int64_t grad_out_stride, const void *x, int64_t x_stride,
                                   const void *weight, void *grad_x, void *grad_weight,
                                   void *workspace, int64_t partials, int64_t rows,
                                   int64_t hidden, double eps, void *stream);
 
-int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, void *x, void *residual,
-                                   const void *weight, int64_t rows, int64_t hidden, double eps,
-                                   void *stream);
+int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, void *x, int64_t x_stride,
+                                   void *residual, int64_t residual_stride, const void *weight,
+                                   int64_t rows, int64_t hidden, double eps, void *stream);
 
-int my_ops_silu_and_mul_cuda(my_ops_dtype dtype, const void *x, void *out, int64_t rows,
-                             int64_t d, void *stream);
-int my_ops_silu_and_mul_backward_cuda(my_ops_dtype dtype, const void *grad_out, const void *x,
-                                      void *grad_x, int64_t rows, int64_t d, void *stream);
+int my_ops_act_and_mul_cuda(my_ops_dtype dtype, my_ops_activation act, const void *x,
+                            int64_t x_stride, void *out, int64_t rows, int64_t d, void *stream);
+int my_ops_act_and_mul_backward_cuda(my_ops_dtype dtype, my_ops_activation act,
+                                     const void *grad_out, int64_t grad_out_stride,
+                                     const void *x, int64_t x_stride, void *grad_x, int64_t rows,
+                                     int64_t d, void *stream);
 
 #ifdef __cplusplus
 }

@@ -200,7 +200,7 @@ static void test_rms_norm(my_ops_dtype t) {
     double *want_dw = calloc((size_t)hidden, sizeof(double));
     double *scale = malloc(sizeof(double) * rows * hidden);
 
-    expect_ok("rms_norm", my_ops_rms_norm_cpu(t, x, w, y, rows, hidden, eps));
+    expect_ok("rms_norm", my_ops_rms_norm_cpu(t, x, hidden, w, y, rows, hidden, eps));
     for (int64_t r = 0; r < rows; ++r) {
         double ms = 0, dot = 0;
         for (int64_t j = 0; j < hidden; ++j) ms += get(t, x, r * hidden + j) * get(t, x, r * hidden + j);
@@ -222,13 +222,14 @@ static void test_rms_norm(my_ops_dtype t) {
     const size_t acc_size = t == MY_OPS_FLOAT64 ? sizeof(double) : sizeof(float);
     void *dw_acc = calloc((size_t)hidden, acc_size);
     expect_ok("rms_norm_backward",
-              my_ops_rms_norm_backward_cpu(t, dy, x, w, dx, dw_acc, rows, hidden, eps));
+              my_ops_rms_norm_backward_cpu(t, dy, hidden, x, hidden, w, dx, dw_acc, rows, hidden, eps));
     for (int64_t r = 0; r < rows; ++r) {
-        double ms = 0, dot = 0;
+        double ms = 0, dot = 0, abs_dot = 0;
         for (int64_t j = 0; j < hidden; ++j) {
             const int64_t i = r * hidden + j;
             ms += get(t, x, i) * get(t, x, i);
             dot += get(t, w, j) * get(t, dy, i) * get(t, x, i);
+            abs_dot += fabs(get(t, w, j) * get(t, dy, i) * get(t, x, i));
         }
         const double rstd = 1 / sqrt(ms / hidden + eps);
         for (int64_t j = 0; j < hidden; ++j) {
@@ -236,7 +237,8 @@ static void test_rms_norm(my_ops_dtype t) {
             const double term1 = rstd * get(t, w, j) * get(t, dy, i);
             const double term2 = get(t, x, i) * rstd * rstd * rstd / hidden * dot;
             want[i] = term1 - term2;
-            scale[i] = fabs(term1) + fabs(term2);
+            /* term2's error follows the sum of |w * dy * x|, not its (cancelling) value */
+            scale[i] = fabs(term1) + fabs(get(t, x, i)) * rstd * rstd * rstd / hidden * abs_dot;
         }
     }
     expect_close("rms_norm_backward dx", t, dx, want, scale, rows * hidden);
@@ -270,7 +272,7 @@ static void test_rms_norm(my_ops_dtype t) {
         for (int64_t j = 0; j < hidden; ++j)
             want[r * hidden + j] = want_residual[r * hidden + j] * rstd * get(t, w, j);
     }
-    expect_ok("fused_add_rms_norm", my_ops_fused_add_rms_norm_cpu(t, x, residual, w, rows, hidden, eps));
+    expect_ok("fused_add_rms_norm", my_ops_fused_add_rms_norm_cpu(t, x, hidden, residual, hidden, w, rows, hidden, eps));
     expect_close("fused_add_rms_norm residual", t, residual, want_residual, NULL, rows * hidden);
     expect_close("fused_add_rms_norm x", t, x, want, NULL, rows * hidden);
 
@@ -283,7 +285,7 @@ static void test_silu_and_mul(my_ops_dtype t) {
     void *x = array(t, rows * 2 * d, -6, 6), *out = array(t, rows * d, 1, 0);
     void *dy = array(t, rows * d, -1, 1), *dx = array(t, rows * 2 * d, 1, 0);
     double *want = malloc(sizeof(double) * rows * 2 * d);
-    expect_ok("silu_and_mul", my_ops_silu_and_mul_cpu(t, x, out, rows, d));
+    expect_ok("silu_and_mul", my_ops_act_and_mul_cpu(t, MY_OPS_SILU, x, 2 * d, out, rows, d));
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < d; ++j) {
             const double g = get(t, x, r * 2 * d + j), u = get(t, x, r * 2 * d + d + j);
@@ -291,7 +293,7 @@ static void test_silu_and_mul(my_ops_dtype t) {
         }
     expect_close("silu_and_mul", t, out, want, NULL, rows * d);
 
-    expect_ok("silu_and_mul_backward", my_ops_silu_and_mul_backward_cpu(t, dy, x, dx, rows, d));
+    expect_ok("silu_and_mul_backward", my_ops_act_and_mul_backward_cpu(t, MY_OPS_SILU, dy, d, x, 2 * d, dx, rows, d));
     /* 1 + g * (1 - s) cancels near g = -1.28: scale the tolerance by its terms */
     double *scale = malloc(sizeof(double) * rows * 2 * d);
     for (int64_t r = 0; r < rows; ++r)
@@ -305,6 +307,45 @@ static void test_silu_and_mul(my_ops_dtype t) {
         }
     expect_close("silu_and_mul_backward", t, dx, want, scale, rows * 2 * d);
     free(x), free(out), free(dy), free(dx), free(want), free(scale);
+}
+
+/* Row strides: each row-wise kernel on rows padded to a wider stride gives
+ * exactly its result on the dense rows (under the sanitizers: and reads
+ * nothing past a row). Every activation of the gated units. */
+static void test_row_strides(my_ops_dtype t) {
+    const int64_t rows = 6, hidden = 37, stride = 2 * hidden + 5;
+    const size_t size = my_ops_dtype_size(t);
+    void *dense = array(t, rows * 2 * hidden, -3, 3), *padded = array(t, rows * 2 * stride, -3, 3);
+    for (int64_t r = 0; r < rows; ++r)
+        memcpy((char *)padded + (size_t)(r * stride) * size, (char *)dense + (size_t)(r * 2 * hidden) * size,
+               (size_t)(2 * hidden) * size);
+    void *w = array(t, hidden, 0.5, 1.5), *want = array(t, rows * 2 * hidden, 1, 0), *got = array(t, rows * 2 * hidden, 1, 0);
+    int same = 1;
+    expect_ok("rms_norm dense", my_ops_rms_norm_cpu(t, dense, 2 * hidden, w, want, rows, hidden, 1e-6));
+    expect_ok("rms_norm strided", my_ops_rms_norm_cpu(t, padded, stride, w, got, rows, hidden, 1e-6));
+    same = same && memcmp(want, got, (size_t)(rows * hidden) * size) == 0;
+    const my_ops_activation acts[] = {MY_OPS_SILU, MY_OPS_GELU, MY_OPS_GELU_TANH};
+    for (int a = 0; a < 3; ++a) {
+        expect_ok("act_and_mul dense", my_ops_act_and_mul_cpu(t, acts[a], dense, 2 * hidden, want, rows, hidden));
+        expect_ok("act_and_mul strided", my_ops_act_and_mul_cpu(t, acts[a], padded, stride, got, rows, hidden));
+        same = same && memcmp(want, got, (size_t)(rows * hidden) * size) == 0;
+        expect_ok("act_and_mul_backward dense",
+                  my_ops_act_and_mul_backward_cpu(t, acts[a], dense, 2 * hidden, dense, 2 * hidden, want, rows, hidden));
+        expect_ok("act_and_mul_backward strided",
+                  my_ops_act_and_mul_backward_cpu(t, acts[a], padded, stride, padded, stride, got, rows, hidden));
+        same = same && memcmp(want, got, (size_t)(rows * 2 * hidden) * size) == 0;
+    }
+    ++checks_run;
+    if (!same) {
+        fprintf(stderr, "FAIL row strides [%s]\n", dtype_name(t));
+        ++checks_failed;
+    }
+    if (my_ops_act_and_mul_cpu(t, (my_ops_activation)7, dense, 2 * hidden, got, rows, hidden) != MY_OPS_BAD_ARGUMENT) {
+        fprintf(stderr, "FAIL unknown activation not rejected\n");
+        ++checks_failed;
+    }
+    ++checks_run;
+    free(dense), free(padded), free(w), free(want), free(got);
 }
 
 static void check(int ok, const char *what, double x, double got, double want) {
@@ -346,6 +387,7 @@ int main(int argc, char **argv) {
         test_matmul(all_dtypes[i]);
         test_rms_norm(all_dtypes[i]);
         test_silu_and_mul(all_dtypes[i]);
+        test_row_strides(all_dtypes[i]);
     }
     if (my_ops_mul_cpu((my_ops_dtype)99, NULL, NULL, NULL, 0) != MY_OPS_BAD_DTYPE) {
         fprintf(stderr, "FAIL unknown dtype not rejected\n");

@@ -34,6 +34,16 @@ static inline double my_ops_store_f64(double v) { return v; }
     }                                                                              \
     return MY_OPS_BAD_DTYPE
 
+/* The same with one more leading argument: `CALL(arg, suffix)`. */
+#define MY_OPS_DISPATCH_WITH(dtype, CALL, arg)                                     \
+    switch (dtype) {                                                               \
+    case MY_OPS_FLOAT32: return CALL(arg, f32);                                    \
+    case MY_OPS_FLOAT64: return CALL(arg, f64);                                    \
+    case MY_OPS_FLOAT16: return CALL(arg, f16);                                    \
+    case MY_OPS_BFLOAT16: return CALL(arg, bf16);                                  \
+    }                                                                              \
+    return MY_OPS_BAD_DTYPE
+
 /* Type-generic math on the accumulator type (C11 _Generic). */
 /* float: a polynomial that vectorizes (exp_f32.h); libm's expf is a call per element */
 #define MY_OPS_EXP(x) _Generic((x), float: my_ops_exp_f32, double: exp)(x)

@@ -6,72 +6,41 @@
  * is converted once per call. Sums use eight independent partial sums, which
  * the compiler can keep in one vector register.
  */
-#include <stdlib.h>
-
-#include "dispatch.h"
-
-#define DEFINE_SUM_OF_SQUARES(ACC)                                                    \
-    static inline ACC sum_of_squares_##ACC(const ACC *row, int64_t hidden) {          \
-        ACC partial[8] = {0};                                                         \
-        int64_t j = 0;                                                                \
-        for (; j + 8 <= hidden; j += 8)                                               \
-            for (int lane = 0; lane < 8; ++lane)                                      \
-                partial[lane] += row[j + lane] * row[j + lane];                       \
-        ACC sum = 0;                                                                  \
-        for (int lane = 0; lane < 8; ++lane) sum += partial[lane];                    \
-        for (; j < hidden; ++j) sum += row[j] * row[j];                               \
-        return sum;                                                                   \
-    }
-DEFINE_SUM_OF_SQUARES(float)
-DEFINE_SUM_OF_SQUARES(double)
-
-/* Allocates `count` scratch arrays of `hidden` ACC elements; all or none. */
-static int alloc_scratch(void **slots, int count, size_t bytes) {
-    for (int i = 0; i < count; ++i) {
-        slots[i] = malloc(bytes > 0 ? bytes : 1);
-        if (slots[i] == NULL) {
-            for (int j = 0; j < i; ++j) free(slots[j]);
-            return MY_OPS_OUT_OF_MEMORY;
-        }
-    }
-    return MY_OPS_OK;
-}
-
-static void free_scratch(void **slots, int count) {
-    for (int i = 0; i < count; ++i) free(slots[i]);
-}
+#include "rows.h"
 
 #define DEFINE_RMS_NORM(S, T, ACC, LOAD, STORE)                                           \
-    static int rms_norm_##S(const T *x, const T *weight, T *y, int64_t rows,              \
-                            int64_t hidden, double eps) {                                 \
+    MY_OPS_MULTIVERSION static int rms_norm_##S(const T *x, int64_t x_stride, const T *weight, \
+                                                T *y, int64_t rows, int64_t hidden,       \
+                                                double eps) {                             \
         void *scratch[2];                                                                 \
-        if (alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY; \
+        if (my_ops_alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY; \
         ACC *w = scratch[0], *row = scratch[1];                                           \
         for (int64_t j = 0; j < hidden; ++j) w[j] = LOAD(weight[j]);                      \
         for (int64_t r = 0; r < rows; ++r) {                                              \
-            const T *x_row = x + r * hidden;                                              \
+            const T *x_row = x + r * x_stride;                                            \
             T *y_row = y + r * hidden;                                                    \
             for (int64_t j = 0; j < hidden; ++j) row[j] = LOAD(x_row[j]);                 \
-            const ACC mean_square = sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
+            const ACC mean_square = my_ops_sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
             const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);                \
             for (int64_t j = 0; j < hidden; ++j) y_row[j] = STORE(row[j] * rstd * w[j]);  \
         }                                                                                 \
-        free_scratch(scratch, 2);                                                         \
+        my_ops_free_scratch(scratch, 2);                                                         \
         return MY_OPS_OK;                                                                 \
     }                                                                                     \
                                                                                           \
     /* dx = rstd * w * dy - x * rstd^3 / hidden * sum(w * dy * x);                     \
        dweight += dy * x * rstd */                                                        \
-    static int rms_norm_backward_##S(const T *grad_out, const T *x, const T *weight,      \
-                                     T *grad_x, ACC *grad_weight_acc, int64_t rows,       \
-                                     int64_t hidden, double eps) {                        \
+    MY_OPS_MULTIVERSION static int rms_norm_backward_##S(                                 \
+        const T *grad_out, int64_t grad_out_stride, const T *x, int64_t x_stride,         \
+        const T *weight, T *grad_x, ACC *grad_weight_acc, int64_t rows, int64_t hidden,   \
+        double eps) {                                                                     \
         void *scratch[3];                                                                 \
-        if (alloc_scratch(scratch, 3, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY; \
+        if (my_ops_alloc_scratch(scratch, 3, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY; \
         ACC *w = scratch[0], *row = scratch[1], *dy = scratch[2];                         \
         for (int64_t j = 0; j < hidden; ++j) w[j] = LOAD(weight[j]);                      \
         for (int64_t r = 0; r < rows; ++r) {                                              \
-            const T *x_row = x + r * hidden;                                              \
-            const T *dy_row = grad_out + r * hidden;                                      \
+            const T *x_row = x + r * x_stride;                                            \
+            const T *dy_row = grad_out + r * grad_out_stride;                             \
             T *dx_row = grad_x + r * hidden;                                              \
             ACC dot = 0;                                                                  \
             for (int64_t j = 0; j < hidden; ++j) {                                        \
@@ -79,7 +48,7 @@ static void free_scratch(void **slots, int count) {
                 dy[j] = LOAD(dy_row[j]);                                                  \
                 dot += w[j] * dy[j] * row[j];                                             \
             }                                                                             \
-            const ACC mean_square = sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
+            const ACC mean_square = my_ops_sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
             const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);                \
             const ACC coef = dot * rstd * rstd * rstd / (ACC)hidden;                      \
             for (int64_t j = 0; j < hidden; ++j) {                                        \
@@ -87,53 +56,59 @@ static void free_scratch(void **slots, int count) {
                 grad_weight_acc[j] += dy[j] * row[j] * rstd;                              \
             }                                                                             \
         }                                                                                 \
-        free_scratch(scratch, 3);                                                         \
+        my_ops_free_scratch(scratch, 3);                                                         \
         return MY_OPS_OK;                                                                 \
     }                                                                                     \
                                                                                           \
-    static int fused_add_rms_norm_##S(T *x, T *residual, const T *weight, int64_t rows,   \
-                                      int64_t hidden, double eps) {                       \
+    MY_OPS_MULTIVERSION static int fused_add_rms_norm_##S(                                \
+        T *x, int64_t x_stride, T *residual, int64_t residual_stride, const T *weight,   \
+        int64_t rows, int64_t hidden, double eps) {                                       \
         void *scratch[2];                                                                 \
-        if (alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY; \
+        if (my_ops_alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY; \
         ACC *w = scratch[0], *row = scratch[1];                                           \
         for (int64_t j = 0; j < hidden; ++j) w[j] = LOAD(weight[j]);                      \
         for (int64_t r = 0; r < rows; ++r) {                                              \
-            T *x_row = x + r * hidden;                                                    \
-            T *residual_row = residual + r * hidden;                                      \
+            T *x_row = x + r * x_stride;                                                  \
+            T *residual_row = residual + r * residual_stride;                             \
             for (int64_t j = 0; j < hidden; ++j) {                                        \
                 /* round the sum to T first: the residual stream holds T values */        \
                 const T sum = STORE(LOAD(x_row[j]) + LOAD(residual_row[j]));              \
                 residual_row[j] = sum;                                                    \
                 row[j] = LOAD(sum);                                                       \
             }                                                                             \
-            const ACC mean_square = sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
+            const ACC mean_square = my_ops_sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
             const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);                \
             for (int64_t j = 0; j < hidden; ++j) x_row[j] = STORE(row[j] * rstd * w[j]);  \
         }                                                                                 \
-        free_scratch(scratch, 2);                                                         \
+        my_ops_free_scratch(scratch, 2);                                                         \
         return MY_OPS_OK;                                                                 \
     }
 
 MY_OPS_FOR_EACH_DTYPE(DEFINE_RMS_NORM)
 
-int my_ops_rms_norm_cpu(my_ops_dtype dtype, const void *x, const void *weight, void *y,
-                        int64_t rows, int64_t hidden, double eps) {
-#define CALL(S) rms_norm_##S(x, weight, y, rows, hidden, eps)
+int my_ops_rms_norm_cpu(my_ops_dtype dtype, const void *x, int64_t x_stride, const void *weight,
+                        void *y, int64_t rows, int64_t hidden, double eps) {
+#define CALL(S) rms_norm_##S(x, x_stride, weight, y, rows, hidden, eps)
     MY_OPS_DISPATCH(dtype, CALL);
 #undef CALL
 }
 
-int my_ops_rms_norm_backward_cpu(my_ops_dtype dtype, const void *grad_out, const void *x,
+int my_ops_rms_norm_backward_cpu(my_ops_dtype dtype, const void *grad_out,
+                                 int64_t grad_out_stride, const void *x, int64_t x_stride,
                                  const void *weight, void *grad_x, void *grad_weight_acc,
                                  int64_t rows, int64_t hidden, double eps) {
-#define CALL(S) rms_norm_backward_##S(grad_out, x, weight, grad_x, grad_weight_acc, rows, hidden, eps)
+#define CALL(S)                                                                              \
+    rms_norm_backward_##S(grad_out, grad_out_stride, x, x_stride, weight, grad_x,            \
+                          grad_weight_acc, rows, hidden, eps)
     MY_OPS_DISPATCH(dtype, CALL);
 #undef CALL
 }
 
-int my_ops_fused_add_rms_norm_cpu(my_ops_dtype dtype, void *x, void *residual,
-                                  const void *weight, int64_t rows, int64_t hidden, double eps) {
-#define CALL(S) fused_add_rms_norm_##S(x, residual, weight, rows, hidden, eps)
+int my_ops_fused_add_rms_norm_cpu(my_ops_dtype dtype, void *x, int64_t x_stride, void *residual,
+                                  int64_t residual_stride, const void *weight, int64_t rows,
+                                  int64_t hidden, double eps) {
+#define CALL(S)                                                                              \
+    fused_add_rms_norm_##S(x, x_stride, residual, residual_stride, weight, rows, hidden, eps)
     MY_OPS_DISPATCH(dtype, CALL);
 #undef CALL
 }

@@ -39,10 +39,11 @@ __device__ __forceinline__ double exp_acc(double v) { return exp(v); }
 __device__ __forceinline__ float reciprocal(float v) { return __frcp_rn(v); }
 __device__ __forceinline__ double reciprocal(double v) { return 1.0 / v; }
 
-// 16 bytes of T: one LDG.128 / STG.128 per vector.
-template <typename T> struct alignas(16) Vec {
-    static constexpr int size = 16 / sizeof(T);
-    T v[size];
+// N elements of T loaded and stored as one; by default 16 bytes: one
+// LDG.128 / STG.128 per vector.
+template <typename T, int N = int(16 / sizeof(T))> struct alignas(sizeof(T) * N) Vec {
+    static constexpr int size = N;
+    T v[N];
 };
 
 inline bool is_aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }

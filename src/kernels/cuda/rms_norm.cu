@@ -1,201 +1,362 @@
 // RMSNorm on CUDA: forward, backward (dx and dweight), fused residual add.
 //
-// Fast path: the row held in registers as 16-byte vectors, so each input
-// byte is read from device memory once. A row of nvec vectors is spread over
-// at most 256 threads holding NV vectors each (more vectors per thread before
-// more threads: fewer warps in each block reduction); rows too long for that,
-// and forward calls with too few rows to fill the device, use up to 512 or
-// 1024 threads (rms_norm_layout and its neighbours below). Used when the row is a
-// whole number of vectors and every pointer is 16-byte aligned; otherwise a
-// generic kernel reads the row twice with scalar loads (the second read
-// mostly hits L1/L2). Measurements behind each choice: benchmarks/NOTES.md.
-#include <type_traits>
-
-#include "common.cuh"
+// Inputs are rows with a row stride (a slice of a wider tensor is read in
+// place); outputs are dense. Three paths, chosen per call:
+//   - rows of at most 32 16-byte vectors (hidden <= 256 in bf16, the q/k-norm
+//     of attention heads): a group of lanes of one warp per row (rows.cuh);
+//   - longer rows: the row held in registers as vectors, so each input byte
+//     is read from device memory once; nv vectors per thread over up to 256
+//     threads, more threads for longer rows (the *_layout functions below).
+//     Rows that are not a whole number of 16-byte vectors, or not aligned to
+//     16 bytes, are held as the aligned vectors that cover them;
+//   - anything else: a generic kernel that reads the row twice (the second
+//     read mostly hits L1/L2).
+// The forward and fused-add kernels share their bodies: kAdd adds the
+// residual first (and writes it back). Measurements behind each choice:
+// benchmarks/NOTES.md.
+#include "rows.cuh"
 
 namespace my_ops {
 namespace {
 
 constexpr int kGenericThreads = 256;
-constexpr int kRowThreads = 256;
-
-inline int threads_for(int64_t nvec, int nv) {
-    const int64_t threads = ceil_div(ceil_div(nvec, nv), 32) * 32;
-    return int(threads < 32 ? 32 : threads);
-}
-
-// How a row of nvec vectors is spread over a block: nv vectors per thread
-// over `threads` threads, in the kernel instantiated for at most max_threads
-// (its launch bound). nv == 0: no layout fits.
-struct RowLayout {
-    int nv, threads, max_threads;
-};
-
-// Up to kRowThreads threads with nv in {1, .., small_max_nv}; else up to
-// wide_threads with nv in {wide_min_nv, .., 8}.
-inline RowLayout row_layout(int64_t nvec, int small_max_nv, int wide_threads, int wide_min_nv) {
-    for (int nv = 1; nv <= small_max_nv; nv *= 2)
-        if (nvec <= int64_t(nv) * kRowThreads) return {nv, threads_for(nvec, nv), kRowThreads};
-    for (int nv = wide_min_nv; nv <= 8; nv *= 2)
-        if (nvec <= int64_t(nv) * wide_threads) return {nv, threads_for(nvec, nv), wide_threads};
-    return {0, 0, 0};
-}
 
 // The layouts of each kernel family, from benchmarks/tuning/layouts.cu on an
-// H100. Forward kernels with fewer rows than two per multiprocessor are bound
-// by load latency, and more threads per row (fewer vectors each) finish
-// sooner. Otherwise up to 256 threads; rows longer than that take 1024
-// threads (rms_norm forward) or 512 with 4-8 vectors each (the fused add and
-// the backward, which hold more per vector: measured 9% faster for the fused
-// add at hidden 16384 than 256 threads of 8).
-inline bool few_rows(int64_t rows) { return rows < 2 * int64_t(sm_count()); }
-
-inline RowLayout rms_norm_layout(int64_t rows, int64_t nvec) {
-    return few_rows(rows) ? row_layout(nvec, 0, 1024, 1) : row_layout(nvec, 8, 1024, 4);
+// H100. Up to 256 threads; rows longer than that take 1024 threads (rms_norm
+// forward) or 512 with 4-8 vectors each (the fused add and the backward,
+// which hold more per vector: measured 9% faster for the fused add at hidden
+// 16384 than 256 threads of 8). Few rows: as many threads as the row allows.
+template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
+    if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
+    return kAdd ? row_layout(nvec, 1, 4, 512, 4) : row_layout(nvec, 1, 8, 1024, 4);
 }
-
-inline RowLayout fused_add_layout(int64_t rows, int64_t nvec) {
-    return few_rows(rows) ? row_layout(nvec, 0, 1024, 1) : row_layout(nvec, 4, 512, 4);
-}
-
-inline RowLayout backward_layout(int64_t nvec) { return row_layout(nvec, 4, 512, 4); }
-
-template <int N> using Int = std::integral_constant<int, N>;
-
-template <int NV, int kMaxThreads> struct Layout {
-    static constexpr int nv = NV, max_threads = kMaxThreads;
-};
-
-// The (NV, max threads) instantiations of one kernel family:
-// Layouts<...>::launch(layout, f) calls f(Int<NV>, Int<max threads>) for the
-// one that matches `layout`; false when none does.
-template <typename... Candidates> struct Layouts {
-    template <typename Launch> static bool launch(const RowLayout &layout, Launch &&f) {
-        return ((layout.nv == Candidates::nv && layout.max_threads == Candidates::max_threads &&
-                 (f(Int<Candidates::nv>{}, Int<Candidates::max_threads>{}), true)) ||
-                ...);
-    }
-};
+// Unaligned rows, by their covering vectors.
+inline RowLayout unaligned_layout(int64_t nvec) { return row_layout(nvec, 1, 8, 1024, 4); }
+inline RowLayout backward_layout(int64_t nvec) { return row_layout(nvec, 1, 4, 512, 4); }
 
 using RmsNormLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
                                Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
 using FusedAddLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>,
                                 Layout<8, 512>, Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>,
                                 Layout<8, 1024>>;
+using UnalignedLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
+                                 Layout<4, 1024>, Layout<8, 1024>>;
 using BackwardLayouts =
     Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>, Layout<8, 512>>;
 
-// One block per row, as far as the grid allows (the kernels loop past it):
-// measured faster than a grid-stride loop for the forward kernels, which keep
-// nothing across rows.
-inline unsigned rows_grid(int64_t rows) { return unsigned(rows < 0x7fffffff ? rows : 0x7fffffff); }
+template <bool kAdd> struct ForwardLayouts;
+template <> struct ForwardLayouts<false> { using type = RmsNormLayouts; };
+template <> struct ForwardLayouts<true> { using type = FusedAddLayouts; };
 
-template <typename T> bool vectorizable(int64_t hidden, std::initializer_list<const void *> ptrs) {
-    if (hidden % Vec<T>::size != 0) return false;
-    for (const void *p : ptrs)
-        if (!is_aligned16(p)) return false;
-    return true;
+// The row a forward kernel normalises: x's row, or (kAdd) x + residual
+// rounded to T and written back to the residual, which holds T values.
+template <bool kAdd, typename T, typename V>
+__device__ __forceinline__ V input_vector(const V *x_row, V *res_row, int i) {
+    V v = x_row[i];
+    if constexpr (kAdd) {
+        const V r = res_row[i];
+#pragma unroll
+        for (int e = 0; e < V::size; ++e) v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
+        res_row[i] = v;
+    }
+    return v;
+}
+
+template <typename T, typename V>
+__device__ __forceinline__ acc_t<T> sum_squares(const V &v) {
+    acc_t<T> s = 0;
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) {
+        const acc_t<T> a = to_acc(v.v[e]);
+        s += a * a;
+    }
+    return s;
+}
+
+template <typename T, typename V>
+__device__ __forceinline__ V normalized(const V &v, const V &w, acc_t<T> rstd) {
+    V out;
+#pragma unroll
+    for (int e = 0; e < V::size; ++e)
+        out.v[e] = from_acc<T>(to_acc(v.v[e]) * rstd * to_acc(w.v[e]));
+    return out;
 }
 
 // ------------------------------------------------------------- forward --
-
-// Loads this thread's vectors of one row (those with index < nvec).
-template <typename V, int NV>
-__device__ __forceinline__ void load_row(V (&held)[NV], const V *row, int nvec) {
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        const int i = threadIdx.x + k * blockDim.x;
-        if (i < nvec) held[k] = row[i];
+// y = rms_norm(x) (kAdd false), or residual += x; x = rms_norm(residual)
+// (kAdd true: y is x). Each kernel body is a __device__ function with two
+// entry points: rms_norm's, whose pointers are __restrict__ (so loads can take
+// the read-only path; measured 5% faster at [32768, 4096] bf16), and the
+// fused add's, whose x is also its output.
+#define MY_OPS_FORWARD_ENTRIES(NAME, TEMPLATE_PARAMS, TEMPLATE_ARGS, BOUND)                        \
+    template <TEMPLATE_PARAMS>                                                                   \
+    __global__ void __launch_bounds__(BOUND)                                                     \
+    NAME##_kernel(const T *__restrict__ x, int64_t x_stride, const T *__restrict__ weight,       \
+                  T *__restrict__ y, int64_t rows, int64_t hidden, acc_t<T> eps) {               \
+        NAME##_body<TEMPLATE_ARGS, false>(x, x_stride, nullptr, 0, weight, y, hidden, rows,      \
+                                          hidden, eps);                                          \
+    }                                                                                            \
+    template <TEMPLATE_PARAMS>                                                                   \
+    __global__ void __launch_bounds__(BOUND)                                                     \
+    NAME##_add_kernel(T *x, int64_t x_stride, T *__restrict__ residual, int64_t res_stride,     \
+                      const T *__restrict__ weight, int64_t rows, int64_t hidden, acc_t<T> eps) { \
+        NAME##_body<TEMPLATE_ARGS, true>(x, x_stride, residual, res_stride, weight, x, x_stride, \
+                                         rows, hidden, eps);                                     \
     }
-}
 
-// out[i] = held * rstd * weight, for this thread's vectors of one row.
-template <typename T, int NV>
-__device__ __forceinline__ void store_normalized(const Vec<T> (&held)[NV], const Vec<T> *weight,
-                                                 acc_t<T> rstd, Vec<T> *out, int nvec) {
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        const int i = threadIdx.x + k * blockDim.x;
-        if (i < nvec) {
-            const Vec<T> wv = weight[i];
-            Vec<T> result;
-#pragma unroll
-            for (int e = 0; e < Vec<T>::size; ++e)
-                result.v[e] = from_acc<T>(to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e]));
-            out[i] = result;
-        }
-    }
-}
+#define MY_OPS_COMMA ,
 
-template <typename T, int NV, int kMaxThreads>
-__global__ void __launch_bounds__(kMaxThreads)
-rms_norm_vec_kernel(const T *__restrict__ x, const T *__restrict__ weight, T *__restrict__ y,
-                    int64_t rows, int64_t hidden, acc_t<T> eps) {
+template <typename T, int NV, int kMaxThreads, bool kAdd>
+__device__ __forceinline__ void held_body(const T *x, int64_t x_stride, T *residual,
+                                          int64_t res_stride, const T *weight, T *y,
+                                          int64_t y_stride, int64_t rows, int64_t hidden,
+                                          acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
     __shared__ A scratch[32];
     const int nvec = int(hidden / V::size);
     const V *w = reinterpret_cast<const V *>(weight);
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
+        V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
         V held[NV];
-        load_row(held, reinterpret_cast<const V *>(x + row * hidden), nvec);
         A sum_sq = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-#pragma unroll
-                for (int e = 0; e < V::size; ++e) {
-                    const A v = to_acc(held[k].v[e]);
-                    sum_sq += v * v;
-                }
+                held[k] = input_vector<kAdd, T>(x_row, res_row, i);
+                sum_sq += sum_squares<T>(held[k]);
             }
         }
         const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-        store_normalized(held, w, rstd, reinterpret_cast<V *>(y + row * hidden), nvec);
+        V *y_row = reinterpret_cast<V *>(y + row * y_stride);
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) y_row[i] = normalized<T>(held[k], w[i], rstd);
+        }
     }
 }
+MY_OPS_FORWARD_ENTRIES(held, typename T MY_OPS_COMMA int NV MY_OPS_COMMA int kMaxThreads,
+                       T MY_OPS_COMMA NV MY_OPS_COMMA kMaxThreads, kMaxThreads)
 
-template <typename T>
-__global__ void rms_norm_generic_kernel(const T *__restrict__ x, const T *__restrict__ weight,
-                                        T *__restrict__ y, int64_t rows, int64_t hidden,
+// Rows that are not whole 16-byte vectors, or not 16-byte aligned (odd
+// widths, odd row strides, views at odd offsets): each row is read as the
+// aligned 16-byte vectors that cover it, so still once and vectorized. The
+// bytes of a covering vector outside the row are loaded and ignored (an
+// aligned vector lies within one page, and within one of PyTorch's 512-byte
+// allocation blocks); nothing outside the row is written. The output row is
+// written with whole vectors where it has the input row's alignment, else
+// element by element. Rows longer than 8192 vectors take the generic kernel.
+template <typename T, int NV, int kMaxThreads, bool kAdd>
+__device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *residual,
+                                               int64_t res_stride, const T *weight, T *y,
+                                               int64_t y_stride, int64_t rows, int64_t hidden,
+                                               acc_t<T> eps) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    constexpr int P = V::size;
+    __shared__ A scratch[32];
+    auto phase = [](const T *p) { return int((reinterpret_cast<uintptr_t>(p) & 15) / sizeof(T)); };
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *x_row = x + row * x_stride;
+        const int ph = phase(x_row);  // elements of the first covering vector before the row
+        const int nvec = int((ph + hidden + P - 1) / P);
+        const V *x_vecs = reinterpret_cast<const V *>(x_row - ph);
+        // kAdd: the residual has x's alignment in every row (the launcher checks)
+        V *res_vecs = kAdd ? reinterpret_cast<V *>(residual + row * res_stride - ph) : nullptr;
+        auto column = [&](int i, int e) { return int64_t(i) * P + e - ph; };
+        auto inside = [&](int i, int e) { return column(i, e) >= 0 && column(i, e) < hidden; };
+        V held[NV];
+        A sum_sq = 0;
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) {
+                V v = x_vecs[i];
+                const bool whole = i > 0 && i < nvec - 1;
+                if constexpr (kAdd) {
+                    const V r = res_vecs[i];
+#pragma unroll
+                    for (int e = 0; e < P; ++e) v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
+                    if (whole) {
+                        res_vecs[i] = v;
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < P; ++e)
+                            if (inside(i, e)) res_vecs[i].v[e] = v.v[e];
+                    }
+                }
+                if (!whole)
+#pragma unroll
+                    for (int e = 0; e < P; ++e)
+                        if (!inside(i, e)) v.v[e] = from_acc<T>(A(0));
+                held[k] = v;
+                sum_sq += sum_squares<T>(v);
+            }
+        }
+        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+        T *y_row = y + row * y_stride;
+        const bool y_aligned_like_x = phase(y_row) == ph;
+        V *y_vecs = reinterpret_cast<V *>(y_row - ph);
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) {
+                V out;
+#pragma unroll
+                for (int e = 0; e < P; ++e) {
+                    const int64_t j = column(i, e);
+                    const T w = inside(i, e) ? weight[j] : from_acc<T>(A(0));
+                    out.v[e] = from_acc<T>(to_acc(held[k].v[e]) * rstd * to_acc(w));
+                }
+                if (y_aligned_like_x && i > 0 && i < nvec - 1) {
+                    y_vecs[i] = out;
+                } else {
+#pragma unroll
+                    for (int e = 0; e < P; ++e)
+                        if (inside(i, e)) y_row[column(i, e)] = out.v[e];
+                }
+            }
+        }
+    }
+}
+MY_OPS_FORWARD_ENTRIES(unaligned, typename T MY_OPS_COMMA int NV MY_OPS_COMMA int kMaxThreads,
+                       T MY_OPS_COMMA NV MY_OPS_COMMA kMaxThreads, kMaxThreads)
+
+template <typename T, int G, bool kAdd>
+__device__ __forceinline__ void group_body(const T *x, int64_t x_stride, T *residual,
+                                           int64_t res_stride, const T *weight, T *y,
+                                           int64_t y_stride, int64_t rows, int64_t hidden,
+                                           acc_t<T> eps) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    const int nvec = int(hidden / V::size);
+    const int lane = threadIdx.x % G;
+    V w;
+    if (lane < nvec) w = reinterpret_cast<const V *>(weight)[lane];
+    for_each_group_row<G>(rows, [&](int64_t row, bool in_range) {
+        const bool mine = in_range && lane < nvec;
+        V v;
+        A sum_sq = 0;
+        if (mine) {
+            v = input_vector<kAdd, T>(reinterpret_cast<const V *>(x + row * x_stride),
+                                      kAdd ? reinterpret_cast<V *>(residual + row * res_stride)
+                                           : nullptr,
+                                      lane);
+            sum_sq = sum_squares<T>(v);
+        }
+        const A rstd = reciprocal_sqrt(group_sum<G>(sum_sq) / A(hidden) + eps);
+        if (mine) reinterpret_cast<V *>(y + row * y_stride)[lane] = normalized<T>(v, w, rstd);
+    });
+}
+MY_OPS_FORWARD_ENTRIES(group, typename T MY_OPS_COMMA int G, T MY_OPS_COMMA G, kGroupThreads)
+
+template <typename T, bool kAdd>
+__global__ void rms_norm_generic_kernel(const T *x, int64_t x_stride, T *residual,
+                                        int64_t res_stride, const T *__restrict__ weight, T *y,
+                                        int64_t y_stride, int64_t rows, int64_t hidden,
                                         acc_t<T> eps) {
     using A = acc_t<T>;
     __shared__ A scratch[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const T *x_row = x + row * hidden;
+        const T *x_row = x + row * x_stride;
+        T *res_row = kAdd ? residual + row * res_stride : nullptr;
         A sum_sq = 0;
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
-            const A v = to_acc(x_row[j]);
-            sum_sq += v * v;
+            T v = x_row[j];
+            if constexpr (kAdd) {
+                v = from_acc<T>(to_acc(v) + to_acc(res_row[j]));
+                res_row[j] = v;
+            }
+            const A a = to_acc(v);
+            sum_sq += a * a;
         }
         const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+        // (kAdd) each thread reads back only the residual elements it wrote itself
+        const T *src = kAdd ? res_row : x_row;
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
-            y[row * hidden + j] = from_acc<T>(to_acc(x_row[j]) * rstd * to_acc(weight[j]));
+            y[row * y_stride + j] = from_acc<T>(to_acc(src[j]) * rstd * to_acc(weight[j]));
     }
 }
 
-template <typename T>
-int rms_norm(const void *x, const void *weight, void *y, int64_t rows, int64_t hidden, double eps,
-             void *stream) {
+// Launches kernel `NAME` (kAdd false) or `NAME_add` with the forward's arguments.
+#define MY_OPS_LAUNCH_FORWARD(NAME, TEMPLATE_ARGS, GRID, BLOCK)                                   \
+    do {                                                                                        \
+        if constexpr (kAdd)                                                                     \
+            NAME##_add_kernel<TEMPLATE_ARGS><<<GRID, BLOCK, 0, s>>>(                            \
+                y, x_stride, residual, res_stride, weight, rows, hidden, e);                    \
+        else                                                                                    \
+            NAME##_kernel<TEMPLATE_ARGS><<<GRID, BLOCK, 0, s>>>(x, x_stride, weight, y, rows,   \
+                                                                hidden, e);                     \
+    } while (0)
+
+// kAdd false: y = rms_norm(x), y dense. kAdd true: residual += x, x = rms_norm(residual);
+// y is x (given writable) and x_stride its row stride.
+template <typename T, bool kAdd>
+int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride, const T *weight,
+                  T *y, int64_t rows, int64_t hidden, double eps, cudaStream_t s) {
     if (rows == 0 || hidden == 0) return 0;
-    auto s = cudaStream_t(stream);
-    const auto *xt = static_cast<const T *>(x);
-    const auto *wt = static_cast<const T *>(weight);
-    auto *yt = static_cast<T *>(y);
     const acc_t<T> e = acc_t<T>(eps);
-    const RowLayout layout = rms_norm_layout(rows, hidden / Vec<T>::size);
-    if (layout.nv > 0 && vectorizable<T>(hidden, {x, weight, y})) {
-        RmsNormLayouts::launch(layout, [&](auto nv, auto max_threads) {
-            rms_norm_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<rows_grid(rows), layout.threads, 0, s>>>(
-                xt, wt, yt, rows, hidden, e);
+    constexpr int P = Vec<T>::size;
+    const int64_t y_stride = kAdd ? x_stride : hidden;
+    const int64_t nvec = hidden / P;
+    const bool vec = vectorizable<T>(hidden, {{x, x_stride}, {y, y_stride}, {weight, 0}}) &&
+                     (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
+    const int g = vec ? group_size(nvec) : 0;
+    if (g > 0) {
+        AllGroupSizes::launch(g, [&](auto G) {
+            constexpr int kG = decltype(G)::value;
+            MY_OPS_LAUNCH_FORWARD(group, T MY_OPS_COMMA kG, group_grid<kG>(rows), kGroupThreads);
         });
-    } else {
-        const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
-        rms_norm_generic_kernel<T><<<grid_for(rows * threads, threads), threads, 0, s>>>(
-            xt, wt, yt, rows, hidden, e);
+        return int(cudaGetLastError());
     }
+    const RowLayout layout = forward_layout<kAdd>(rows, nvec);
+    if (vec && layout.nv > 0) {
+        ForwardLayouts<kAdd>::type::launch(layout, [&](auto nv, auto max_threads) {
+            constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;
+            MY_OPS_LAUNCH_FORWARD(held, T MY_OPS_COMMA kNV MY_OPS_COMMA kMax, rows_grid(rows),
+                                  layout.threads);
+        });
+        return int(cudaGetLastError());
+    }
+    // Unaligned rows: the covering vectors of the longest row. The fused add
+    // needs the residual at x's alignment in every row.
+    const auto offset = [](const void *a, const void *b) {
+        return int64_t(reinterpret_cast<uintptr_t>(a)) - int64_t(reinterpret_cast<uintptr_t>(b));
+    };
+    const bool residual_in_phase =
+        !kAdd || (offset(residual, x) % 16 == 0 && ((res_stride - x_stride) * int64_t(sizeof(T))) % 16 == 0);
+    const RowLayout covering = unaligned_layout(ceil_div(hidden + P - 1, P));
+    if (residual_in_phase && covering.nv > 0) {
+        UnalignedLayouts::launch(covering, [&](auto nv, auto max_threads) {
+            constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;
+            MY_OPS_LAUNCH_FORWARD(unaligned, T MY_OPS_COMMA kNV MY_OPS_COMMA kMax, rows_grid(rows),
+                                  covering.threads);
+        });
+        return int(cudaGetLastError());
+    }
+    rms_norm_generic_kernel<T, kAdd><<<rows_grid(rows), kGenericThreads, 0, s>>>(
+        x, x_stride, residual, res_stride, weight, y, y_stride, rows, hidden, e);
     return int(cudaGetLastError());
+}
+
+template <typename T>
+int rms_norm(const void *x, int64_t x_stride, const void *weight, void *y, int64_t rows,
+             int64_t hidden, double eps, void *stream) {
+    return rms_norm_rows<T, false>(static_cast<const T *>(x), x_stride, nullptr, 0,
+                                   static_cast<const T *>(weight), static_cast<T *>(y), rows,
+                                   hidden, eps, cudaStream_t(stream));
+}
+
+template <typename T>
+int fused_add_rms_norm(void *x, int64_t x_stride, void *residual, int64_t res_stride,
+                       const void *weight, int64_t rows, int64_t hidden, double eps,
+                       void *stream) {
+    return rms_norm_rows<T, true>(static_cast<const T *>(x), x_stride, static_cast<T *>(residual),
+                                  res_stride, static_cast<const T *>(weight), static_cast<T *>(x),
+                                  rows, hidden, eps, cudaStream_t(stream));
 }
 
 // ------------------------------------------------------------ backward --
@@ -209,7 +370,8 @@ int rms_norm(const void *x, const void *weight, void *y, int64_t rows, int64_t h
 // reduction, so they are in flight while the block waits at its barriers.
 template <typename T, int NV, int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads)
-rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict__ x,
+rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
+                             const T *__restrict__ x, int64_t x_stride,
                              const T *__restrict__ weight, T *__restrict__ grad_x,
                              acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
                              acc_t<T> eps) {
@@ -240,8 +402,8 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
     int64_t row = blockIdx.x;
     V xs[NV], dys[NV], next_x[kPrefetch ? NV : 1], next_dy[kPrefetch ? NV : 1];
     auto load = [&](V(&x_held)[NV], V(&dy_held)[NV], int64_t r) {
-        load_row(x_held, reinterpret_cast<const V *>(x + r * hidden), nvec);
-        load_row(dy_held, reinterpret_cast<const V *>(grad_out + r * hidden), nvec);
+        load_row(x_held, reinterpret_cast<const V *>(x + r * x_stride), nvec);
+        load_row(dy_held, reinterpret_cast<const V *>(grad_out + r * dy_stride), nvec);
     };
     if constexpr (kPrefetch)
         if (row < rows) load(xs, dys, row);
@@ -301,10 +463,70 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, const T *__restrict
     }
 }
 
+// Narrow rows (rows.cuh): each lane keeps the dweight sums of its vector's
+// columns over the rows its group walks; at the end the block's groups add
+// theirs up in shared memory and the block writes one partial row.
+template <typename T, int G>
+__global__ void __launch_bounds__(kGroupThreads)
+rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
+                               const T *__restrict__ x, int64_t x_stride,
+                               const T *__restrict__ weight, T *__restrict__ grad_x,
+                               acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
+                               acc_t<T> eps) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    constexpr int kGroups = kGroupThreads / G;
+    __shared__ A group_sums[kGroups][G * V::size];
+    const int nvec = int(hidden / V::size);
+    const int lane = threadIdx.x % G;
+    V w;
+    if (lane < nvec) w = reinterpret_cast<const V *>(weight)[lane];
+    A dweight[V::size];
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) dweight[e] = 0;
+    for_each_group_row<G>(rows, [&](int64_t row, bool in_range) {
+        const bool mine = in_range && lane < nvec;
+        V xv, dyv;
+        A sum_sq = 0, dot = 0;
+        if (mine) {
+            xv = reinterpret_cast<const V *>(x + row * x_stride)[lane];
+            dyv = reinterpret_cast<const V *>(grad_out + row * dy_stride)[lane];
+#pragma unroll
+            for (int e = 0; e < V::size; ++e) {
+                const A xa = to_acc(xv.v[e]);
+                sum_sq += xa * xa;
+                dot += to_acc(dyv.v[e]) * to_acc(w.v[e]) * xa;
+            }
+        }
+        sum_sq = group_sum<G>(sum_sq);
+        dot = group_sum<G>(dot);
+        if (mine) {
+            const A rstd = reciprocal_sqrt(sum_sq / A(hidden) + eps);
+            const A coef = dot * rstd * rstd * rstd / A(hidden);
+            V out;
+#pragma unroll
+            for (int e = 0; e < V::size; ++e) {
+                const A xa = to_acc(xv.v[e]), dya = to_acc(dyv.v[e]);
+                out.v[e] = from_acc<T>(rstd * to_acc(w.v[e]) * dya - coef * xa);
+                dweight[e] += dya * xa * rstd;
+            }
+            reinterpret_cast<V *>(grad_x + row * hidden)[lane] = out;
+        }
+    });
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) group_sums[threadIdx.x / G][lane * V::size + e] = dweight[e];
+    __syncthreads();
+    for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
+        A total = 0;
+        for (int g = 0; g < kGroups; ++g) total += group_sums[g][j];
+        partial[int64_t(blockIdx.x) * hidden + j] = total;
+    }
+}
+
 template <typename T>
 __global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out,
-                                                 const T *__restrict__ x,
-                                                 const T *__restrict__ weight,
+                                                 int64_t dy_stride, const T *__restrict__ x,
+                                                 int64_t x_stride, const T *__restrict__ weight,
                                                  T *__restrict__ grad_x,
                                                  acc_t<T> *__restrict__ partial, int64_t rows,
                                                  int64_t hidden, acc_t<T> eps) {
@@ -314,8 +536,8 @@ __global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out,
     A *my_partial = partial + int64_t(blockIdx.x) * hidden;
     for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) my_partial[j] = 0;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const T *x_row = x + row * hidden;
-        const T *dy_row = grad_out + row * hidden;
+        const T *x_row = x + row * x_stride;
+        const T *dy_row = grad_out + row * dy_stride;
         A sum_sq = 0, dot = 0;
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
             const A xv = to_acc(x_row[j]);
@@ -355,26 +577,43 @@ __global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, T *__r
 }
 
 // Blocks of the backward kernel that fit on the device at once (at least one
-// per multiprocessor), no more than there are rows: each block adds one row
-// of partial dweight sums, so a grid that runs in one wave keeps that small.
+// per multiprocessor), no more than there is work for: each block adds one
+// row of partial dweight sums, so a grid that runs in one wave keeps that small.
 template <typename T> int64_t rms_norm_backward_partials(int64_t rows, int64_t hidden) {
-    const RowLayout layout = backward_layout(hidden / Vec<T>::size);
+    const int64_t nvec = hidden / Vec<T>::size;
+    const int g = hidden % Vec<T>::size == 0 ? group_size(nvec) : 0;
     int per_sm = 0;
-    if (layout.nv > 0)
-        BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
-            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                    &per_sm, rms_norm_backward_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value>, layout.threads, 0) !=
-                cudaSuccess)
-                per_sm = 0;
+    int64_t work = rows;  // rows, or groups of rows for the narrow-row kernel
+    auto occupancy = [&](const void *kernel, int threads) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) !=
+            cudaSuccess)
+            per_sm = 0;
+    };
+    if (g > 0) {
+        AllGroupSizes::launch(g, [&](auto G) {
+            occupancy(reinterpret_cast<const void *>(
+                          rms_norm_backward_group_kernel<T, decltype(G)::value>),
+                      kGroupThreads);
+            work = ceil_div(rows, kGroupThreads / decltype(G)::value);
         });
+    } else {
+        const RowLayout layout = backward_layout(nvec);
+        if (layout.nv > 0)
+            BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
+                occupancy(reinterpret_cast<const void *>(
+                              rms_norm_backward_vec_kernel<T, decltype(nv)::value,
+                                                           decltype(max_threads)::value>),
+                          layout.threads);
+            });
+    }
     const int64_t blocks = int64_t(sm_count()) * (per_sm > 0 ? per_sm : 2048 / kGenericThreads);
-    return rows < blocks ? (rows > 0 ? rows : 1) : blocks;
+    return work < blocks ? (work > 0 ? work : 1) : blocks;
 }
 
 template <typename T>
-int rms_norm_backward(const void *grad_out, const void *x, const void *weight, void *grad_x,
-                      void *grad_weight, void *workspace, int64_t partials, int64_t rows,
-                      int64_t hidden, double eps, void *stream) {
+int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, int64_t x_stride,
+                      const void *weight, void *grad_x, void *grad_weight, void *workspace,
+                      int64_t partials, int64_t rows, int64_t hidden, double eps, void *stream) {
     if (hidden == 0) return 0;
     auto s = cudaStream_t(stream);
     using A = acc_t<T>;
@@ -391,104 +630,31 @@ int rms_norm_backward(const void *grad_out, const void *x, const void *weight, v
     auto *dx = static_cast<T *>(grad_x);
     const A e = A(eps);
     const unsigned grid = unsigned(partials);
-    const RowLayout layout = backward_layout(hidden / Vec<T>::size);
-    if (layout.nv > 0 && vectorizable<T>(hidden, {grad_out, x, weight, grad_x})) {
+    const int64_t nvec = hidden / Vec<T>::size;
+    const bool vec =
+        vectorizable<T>(hidden, {{grad_out, dy_stride}, {x, x_stride}, {weight, 0}, {grad_x, hidden}});
+    const int g = vec ? group_size(nvec) : 0;
+    const RowLayout layout = backward_layout(nvec);
+    if (g > 0) {
+        AllGroupSizes::launch(g, [&](auto G) {
+            rms_norm_backward_group_kernel<T, decltype(G)::value><<<grid, kGroupThreads, 0, s>>>(
+                dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
+        });
+    } else if (vec && layout.nv > 0) {
         BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
-            rms_norm_backward_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<grid, layout.threads, 0, s>>>(
-                dy, xt, wt, dx, partial, rows, hidden, e);
+            rms_norm_backward_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value>
+                <<<grid, layout.threads, 0, s>>>(dy, dy_stride, xt, x_stride, wt, dx, partial,
+                                                 rows, hidden, e);
         });
     } else {
         const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
-        rms_norm_backward_generic_kernel<T><<<grid, threads, 0, s>>>(dy, xt, wt, dx, partial, rows,
-                                                                     hidden, e);
+        rms_norm_backward_generic_kernel<T><<<grid, threads, 0, s>>>(
+            dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
     }
     const int err = int(cudaGetLastError());
     if (err != 0) return err;
     sum_partials_kernel<T><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
         partial, gw, partials, hidden);
-    return int(cudaGetLastError());
-}
-
-// -------------------------------------------------- fused residual add --
-
-template <typename T, int NV, int kMaxThreads>
-__global__ void __launch_bounds__(kMaxThreads)
-fused_add_rms_norm_vec_kernel(T *__restrict__ x, T *__restrict__ residual,
-                              const T *__restrict__ weight, int64_t rows, int64_t hidden,
-                              acc_t<T> eps) {
-    using A = acc_t<T>;
-    using V = Vec<T>;
-    __shared__ A scratch[32];
-    const int nvec = int(hidden / V::size);
-    const V *w = reinterpret_cast<const V *>(weight);
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        V *x_row = reinterpret_cast<V *>(x + row * hidden);
-        V *res_row = reinterpret_cast<V *>(residual + row * hidden);
-        V held[NV];
-        A sum_sq = 0;
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) {
-                const V xv = x_row[i], rv = res_row[i];
-#pragma unroll
-                for (int e = 0; e < V::size; ++e) {
-                    // the residual stream holds T values: round the sum first
-                    held[k].v[e] = from_acc<T>(to_acc(xv.v[e]) + to_acc(rv.v[e]));
-                    const A v = to_acc(held[k].v[e]);
-                    sum_sq += v * v;
-                }
-                res_row[i] = held[k];
-            }
-        }
-        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-        store_normalized(held, w, rstd, x_row, nvec);
-    }
-}
-
-template <typename T>
-__global__ void fused_add_rms_norm_generic_kernel(T *__restrict__ x, T *__restrict__ residual,
-                                                  const T *__restrict__ weight, int64_t rows,
-                                                  int64_t hidden, acc_t<T> eps) {
-    using A = acc_t<T>;
-    __shared__ A scratch[32];
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        T *x_row = x + row * hidden;
-        T *res_row = residual + row * hidden;
-        A sum_sq = 0;
-        for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
-            const T sum = from_acc<T>(to_acc(x_row[j]) + to_acc(res_row[j]));
-            res_row[j] = sum;
-            const A v = to_acc(sum);
-            sum_sq += v * v;
-        }
-        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-        // each thread reads back only the residual elements it wrote itself
-        for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
-            x_row[j] = from_acc<T>(to_acc(res_row[j]) * rstd * to_acc(weight[j]));
-    }
-}
-
-template <typename T>
-int fused_add_rms_norm(void *x, void *residual, const void *weight, int64_t rows, int64_t hidden,
-                       double eps, void *stream) {
-    if (rows == 0 || hidden == 0) return 0;
-    auto s = cudaStream_t(stream);
-    auto *xt = static_cast<T *>(x);
-    auto *rt = static_cast<T *>(residual);
-    const auto *wt = static_cast<const T *>(weight);
-    const acc_t<T> e = acc_t<T>(eps);
-    const RowLayout layout = fused_add_layout(rows, hidden / Vec<T>::size);
-    if (layout.nv > 0 && vectorizable<T>(hidden, {x, residual, weight})) {
-        FusedAddLayouts::launch(layout, [&](auto nv, auto max_threads) {
-            fused_add_rms_norm_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value><<<rows_grid(rows), layout.threads, 0, s>>>(
-                xt, rt, wt, rows, hidden, e);
-        });
-    } else {
-        const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
-        fused_add_rms_norm_generic_kernel<T><<<grid_for(rows * threads, threads), threads, 0, s>>>(
-            xt, rt, wt, rows, hidden, e);
-    }
     return int(cudaGetLastError());
 }
 
@@ -501,24 +667,27 @@ int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, int64_t rows,
     MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm_backward_partials, rows, hidden);
 }
 
-int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, const void *weight, void *y,
-                         int64_t rows, int64_t hidden, double eps, void *stream) {
-    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm, x, weight, y, rows, hidden, eps, stream);
+int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, int64_t x_stride, const void *weight,
+                         void *y, int64_t rows, int64_t hidden, double eps, void *stream) {
+    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm, x, x_stride, weight, y, rows, hidden, eps,
+                         stream);
 }
 
-int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, const void *grad_out, const void *x,
+int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, const void *grad_out,
+                                  int64_t grad_out_stride, const void *x, int64_t x_stride,
                                   const void *weight, void *grad_x, void *grad_weight,
                                   void *workspace, int64_t partials, int64_t rows,
                                   int64_t hidden, double eps, void *stream) {
-    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm_backward, grad_out, x, weight, grad_x,
-                         grad_weight, workspace, partials, rows, hidden, eps, stream);
+    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm_backward, grad_out, grad_out_stride, x, x_stride,
+                         weight, grad_x, grad_weight, workspace, partials, rows, hidden, eps,
+                         stream);
 }
 
-int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, void *x, void *residual,
-                                   const void *weight, int64_t rows, int64_t hidden, double eps,
-                                   void *stream) {
-    MY_OPS_CUDA_DISPATCH(dtype, my_ops::fused_add_rms_norm, x, residual, weight, rows, hidden,
-                         eps, stream);
+int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, void *x, int64_t x_stride,
+                                   void *residual, int64_t residual_stride, const void *weight,
+                                   int64_t rows, int64_t hidden, double eps, void *stream) {
+    MY_OPS_CUDA_DISPATCH(dtype, my_ops::fused_add_rms_norm, x, x_stride, residual,
+                         residual_stride, weight, rows, hidden, eps, stream);
 }
 
 }  // extern "C"
