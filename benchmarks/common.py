@@ -165,3 +165,14 @@ def write_csv(rows: list[Row], path: Path) -> None:
             for key in ("time_us", "gbps", "pct_of_copy", "speedup_vs_baseline"):
                 data[key] = f"{data[key]:.4g}"
             writer.writerow(data)
+
+
+# Loose bounds for comparing an implementation with the float64 reference
+# before timing it: a benchmark never reports the speed of a wrong result.
+_CHECK_TOLERANCE = {torch.float32: 1e-3, torch.float64: 1e-9, torch.float16: 1e-2, torch.bfloat16: 5e-2}
+
+
+def check_against(want: torch.Tensor, got: torch.Tensor, what: str) -> None:
+    tol = _CHECK_TOLERANCE[got.dtype]
+    torch.testing.assert_close(got.double(), want.double(), rtol=tol, atol=tol, equal_nan=False,
+                               msg=lambda m: f"{what} disagrees with the float64 reference: {m}")

@@ -16,8 +16,9 @@ import my_ops
 
 try:
     from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
+    from liger_kernel.ops.geglu import LigerGELUMulFunction
     from liger_kernel.ops.rms_norm import LigerRMSNormFunction
-    from liger_kernel.ops.swiglu import LigerFusedGateUpSiLUMulFunction
+    from liger_kernel.ops.swiglu import LigerFusedGateUpSiLUMulFunction, LigerSiLUMulFunction
 
     HAVE_LIGER = True
 except Exception:  # not installed, or no Triton for this device
@@ -35,8 +36,13 @@ def fused_add_rms_norm_eager(x, residual, w, eps):
 
 
 def silu_and_mul_eager(x):
-    d = x.shape[-1] // 2
-    return F.silu(x[..., :d]) * x[..., d:]
+    gate, up = x.chunk(2, dim=-1)
+    return F.silu(gate) * up
+
+
+def gelu_and_mul_eager(x, approximate):
+    gate, up = x.chunk(2, dim=-1)
+    return F.gelu(gate, approximate=approximate) * up
 
 
 @functools.cache
@@ -69,13 +75,19 @@ def fused_add_rms_norm(device_type: str) -> dict:
     return providers
 
 
-def silu_and_mul(device_type: str) -> dict:
+def act_and_mul(op: str, device_type: str, *extra) -> dict:
+    """silu_and_mul, or gelu_and_mul with extra = (approximate,)."""
+    eager = silu_and_mul_eager if op == "silu_and_mul" else gelu_and_mul_eager
     providers = {
-        "my_ops": my_ops.silu_and_mul,
-        "eager": silu_and_mul_eager,
+        "my_ops": lambda x: getattr(my_ops, op)(x, *extra),
+        "eager": lambda x: eager(x, *extra),
     }
     if device_type == "cuda":
-        providers["compile"] = lambda x: compiled(silu_and_mul_eager)(x)
-        if HAVE_LIGER:
-            providers["liger"] = lambda x: LigerFusedGateUpSiLUMulFunction.apply(x)
+        providers["compile"] = lambda x: compiled(eager)(x, *extra)
+        if HAVE_LIGER and op == "silu_and_mul":
+            # on a slice: the fused-input function copies it first; the split-input one takes views
+            providers["liger"] = lambda x: (LigerFusedGateUpSiLUMulFunction.apply(x) if x.is_contiguous()
+                                            else LigerSiLUMulFunction.apply(*x.chunk(2, dim=-1)))
+        if HAVE_LIGER and op == "gelu_and_mul" and extra == ("tanh",):  # Liger's GEGLU is the tanh form
+            providers["liger"] = lambda x: LigerGELUMulFunction.apply(*x.chunk(2, dim=-1))
     return providers

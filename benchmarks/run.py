@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_act_and_mul  # noqa: E402
 import bench_host  # noqa: E402
 import bench_matmul  # noqa: E402
 import bench_rms_norm  # noqa: E402
-import bench_silu_and_mul  # noqa: E402
 import providers  # noqa: E402
 from common import RESULTS, Row, copy_bandwidth, finish, write_csv  # noqa: E402
 
-FAMILIES = [bench_rms_norm, bench_silu_and_mul, bench_matmul, bench_host]
+FAMILIES = [bench_rms_norm, bench_act_and_mul, bench_matmul, bench_host]
 
 
 def plot(rows: list[Row], path: Path) -> None:
@@ -34,8 +35,11 @@ def plot(rows: list[Row], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sweeps = [("hidden size (32768 rows, bf16)", lambda s: s.startswith("32768x"), lambda s: int(s.split("x")[1])),
-              ("rows (hidden 4096, bf16)", lambda s: s.endswith("x4096") and s.count("x") == 1, lambda s: int(s.split("x")[0]))]
+    dense = re.compile(r"^\d+x\d+$")  # not the headline's 3-D shape, not a slice (rows x hidden/stride)
+    sweeps = [("hidden size (32768 rows, bf16)", lambda s: dense.match(s) and s.startswith("32768x"),
+               lambda s: int(s.split("x")[1])),
+              ("rows (hidden 4096, bf16)", lambda s: dense.match(s) and s.endswith("x4096"),
+               lambda s: int(s.split("x")[0]))]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     for ax, (label, pick, key) in zip(axes, sweeps):
         for provider in dict.fromkeys(r.provider for r in rows):
