@@ -12,10 +12,11 @@ from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
 # hidden: 1, odd, not a multiple of 8, multiples of the 16-byte vector, and
 # larger than the register-resident CUDA path (70000) to reach the generic
 # one; narrow rows (16 to 256: a few lanes of a warp per row on CUDA, in each
-# group size), odd widths held as single elements (4097, 2881).
+# group size), odd widths (4097, 2881), and enough unaligned rows that CUDA
+# blocks walk several rows each (3000 x 1031, 20000 x 33).
 SHAPES = [(1,), (7,), (3, 1), (5, 13), (4, 1000), (2, 3, 4096), (3, 5000), (2, 16384), (1, 70000),
           (3000, 64), (0, 8), (4, 0), (700, 16), (300, 32), (2, 257, 128), (130, 256), (9, 4097),
-          (5, 2881)]
+          (5, 2881), (3000, 1031), (20000, 33)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)

@@ -35,7 +35,8 @@ _lib = torch.library.Library("my_ops", "IMPL")
 #   - autograd has nothing to record (torch.no_grad(), as in generation, or
 #     no input requires grad): the call skips the Autograd kernel;
 #   - it has: the call goes through a torch.autograd.Function built from the
-#     op's own setup_context and backward (_autograd below).
+#     op's own setup_context and backward (_autograd below);
+#   - under torch.inference_mode() the dispatcher skips autograd itself.
 # Anything else takes the op's full path: tensor subclasses, functorch
 # transforms (vmap, grad), dispatch modes (FakeTensorMode), torch.compile.
 # Forward-mode AD is refused: the ops have no forward-mode formula.
@@ -44,6 +45,7 @@ _BelowAutograd = torch._C._AutoDispatchBelowAutograd
 _is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _is_compiling = torch.compiler.is_compiling
+_inference_mode = torch.is_inference_mode_enabled
 _FUNCTIONS: dict = {}  # op -> its torch.autograd.Function
 
 
@@ -65,7 +67,8 @@ def _plain_eager(op, tensors) -> bool:
 
 def _call(op, tensors, *args):
     """op(*args), where `tensors` are the tensor arguments among args."""
-    if _is_compiling() or not _plain_eager(op, tensors):  # (dynamo folds is_compiling() first)
+    # inference_mode already dispatches past autograd; dynamo folds is_compiling() first
+    if _is_compiling() or _inference_mode() or not _plain_eager(op, tensors):
         return op(*args)
     if torch.is_grad_enabled():
         for t in tensors:

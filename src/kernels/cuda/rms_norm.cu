@@ -14,6 +14,8 @@
 // The forward and fused-add kernels share their bodies: kAdd adds the
 // residual first (and writes it back). Measurements behind each choice:
 // benchmarks/NOTES.md.
+#include <algorithm>
+
 #include "rows.cuh"
 
 namespace my_ops {
@@ -30,8 +32,10 @@ template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
     if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
     return kAdd ? row_layout(nvec, 1, 4, 512, 4) : row_layout(nvec, 1, 8, 1024, 4);
 }
-// Unaligned rows, by their covering vectors.
+// Unaligned rows, by their covering vectors; their weight copy in shared
+// memory stays within the 48 KiB a kernel gets without opting in.
 inline RowLayout unaligned_layout(int64_t nvec) { return row_layout(nvec, 1, 8, 1024, 4); }
+constexpr size_t kUnalignedSharedBytes = 48 * 1024 - 1024;
 inline RowLayout backward_layout(int64_t nvec) { return row_layout(nvec, 1, 4, 512, 4); }
 
 using RmsNormLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
@@ -146,9 +150,12 @@ MY_OPS_FORWARD_ENTRIES(held, typename T MY_OPS_COMMA int NV MY_OPS_COMMA int kMa
 // aligned 16-byte vectors that cover it, so still once and vectorized. The
 // bytes of a covering vector outside the row are loaded and ignored (an
 // aligned vector lies within one page, and within one of PyTorch's 512-byte
-// allocation blocks); nothing outside the row is written. The output row is
-// written with whole vectors where it has the input row's alignment, else
-// element by element. Rows longer than 8192 vectors take the generic kernel.
+// allocation blocks); nothing outside the row is written. The grid is a
+// multiple of 8 blocks, so all rows of a block start at the same offset
+// within 16 bytes (its phase): the block copies the weight into shared memory
+// shifted by that phase once, and reads it as vectors lined up with the
+// row's. Interior vectors are stored whole when the output row has the input
+// row's phase; the two edge vectors element by element.
 template <typename T, int NV, int kMaxThreads, bool kAdd>
 __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *residual,
                                                int64_t res_stride, const T *weight, T *y,
@@ -158,16 +165,27 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
     using V = Vec<T>;
     constexpr int P = V::size;
     __shared__ A scratch[32];
+    extern __shared__ __align__(16) unsigned char shared_weight[];
+    if (blockIdx.x >= rows) return;
     auto phase = [](const T *p) { return int((reinterpret_cast<uintptr_t>(p) & 15) / sizeof(T)); };
+    const int ph = phase(x + int64_t(blockIdx.x) * x_stride);  // the same for every row of the block
+    const int nvec = int((ph + hidden + P - 1) / P);
+    T *w_shifted = reinterpret_cast<T *>(shared_weight);
+    for (int i = threadIdx.x; i < nvec * P; i += blockDim.x) {
+        const int64_t j = int64_t(i) - ph;
+        w_shifted[i] = j >= 0 && j < hidden ? weight[j] : from_acc<T>(A(0));
+    }
+    __syncthreads();
+    const V *w = reinterpret_cast<const V *>(w_shifted);
+    const bool y_in_phase = phase(y + int64_t(blockIdx.x) * y_stride) == ph;
+    auto inside = [&](int i, int e) {
+        const int64_t j = int64_t(i) * P + e - ph;
+        return j >= 0 && j < hidden;
+    };
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const T *x_row = x + row * x_stride;
-        const int ph = phase(x_row);  // elements of the first covering vector before the row
-        const int nvec = int((ph + hidden + P - 1) / P);
-        const V *x_vecs = reinterpret_cast<const V *>(x_row - ph);
-        // kAdd: the residual has x's alignment in every row (the launcher checks)
+        const V *x_vecs = reinterpret_cast<const V *>(x + row * x_stride - ph);
+        // kAdd: the residual has x's phase in every row (the launcher checks)
         V *res_vecs = kAdd ? reinterpret_cast<V *>(residual + row * res_stride - ph) : nullptr;
-        auto column = [&](int i, int e) { return int64_t(i) * P + e - ph; };
-        auto inside = [&](int i, int e) { return column(i, e) >= 0 && column(i, e) < hidden; };
         V held[NV];
         A sum_sq = 0;
 #pragma unroll
@@ -175,12 +193,12 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
                 V v = x_vecs[i];
-                const bool whole = i > 0 && i < nvec - 1;
+                const bool edge = i == 0 || i == nvec - 1;
                 if constexpr (kAdd) {
                     const V r = res_vecs[i];
 #pragma unroll
                     for (int e = 0; e < P; ++e) v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
-                    if (whole) {
+                    if (!edge) {
                         res_vecs[i] = v;
                     } else {
 #pragma unroll
@@ -188,7 +206,7 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
                             if (inside(i, e)) res_vecs[i].v[e] = v.v[e];
                     }
                 }
-                if (!whole)
+                if (edge)
 #pragma unroll
                     for (int e = 0; e < P; ++e)
                         if (!inside(i, e)) v.v[e] = from_acc<T>(A(0));
@@ -198,25 +216,18 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
         }
         const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
         T *y_row = y + row * y_stride;
-        const bool y_aligned_like_x = phase(y_row) == ph;
         V *y_vecs = reinterpret_cast<V *>(y_row - ph);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-                V out;
-#pragma unroll
-                for (int e = 0; e < P; ++e) {
-                    const int64_t j = column(i, e);
-                    const T w = inside(i, e) ? weight[j] : from_acc<T>(A(0));
-                    out.v[e] = from_acc<T>(to_acc(held[k].v[e]) * rstd * to_acc(w));
-                }
-                if (y_aligned_like_x && i > 0 && i < nvec - 1) {
+                const V out = normalized<T>(held[k], w[i], rstd);
+                if (y_in_phase && i > 0 && i < nvec - 1) {
                     y_vecs[i] = out;
                 } else {
 #pragma unroll
                     for (int e = 0; e < P; ++e)
-                        if (inside(i, e)) y_row[column(i, e)] = out.v[e];
+                        if (inside(i, e)) y_row[int64_t(i) * P + e - ph] = out.v[e];
                 }
             }
         }
@@ -282,14 +293,14 @@ __global__ void rms_norm_generic_kernel(const T *x, int64_t x_stride, T *residua
 }
 
 // Launches kernel `NAME` (kAdd false) or `NAME_add` with the forward's arguments.
-#define MY_OPS_LAUNCH_FORWARD(NAME, TEMPLATE_ARGS, GRID, BLOCK)                                   \
+#define MY_OPS_LAUNCH_FORWARD(NAME, TEMPLATE_ARGS, GRID, BLOCK, SHARED)                           \
     do {                                                                                        \
         if constexpr (kAdd)                                                                     \
-            NAME##_add_kernel<TEMPLATE_ARGS><<<GRID, BLOCK, 0, s>>>(                            \
+            NAME##_add_kernel<TEMPLATE_ARGS><<<GRID, BLOCK, SHARED, s>>>(                       \
                 y, x_stride, residual, res_stride, weight, rows, hidden, e);                    \
         else                                                                                    \
-            NAME##_kernel<TEMPLATE_ARGS><<<GRID, BLOCK, 0, s>>>(x, x_stride, weight, y, rows,   \
-                                                                hidden, e);                     \
+            NAME##_kernel<TEMPLATE_ARGS><<<GRID, BLOCK, SHARED, s>>>(x, x_stride, weight, y,    \
+                                                                     rows, hidden, e);          \
     } while (0)
 
 // kAdd false: y = rms_norm(x), y dense. kAdd true: residual += x, x = rms_norm(residual);
@@ -308,7 +319,7 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
     if (g > 0) {
         AllGroupSizes::launch(g, [&](auto G) {
             constexpr int kG = decltype(G)::value;
-            MY_OPS_LAUNCH_FORWARD(group, T MY_OPS_COMMA kG, group_grid<kG>(rows), kGroupThreads);
+            MY_OPS_LAUNCH_FORWARD(group, T MY_OPS_COMMA kG, group_grid<kG>(rows), kGroupThreads, 0);
         });
         return int(cudaGetLastError());
     }
@@ -317,7 +328,7 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
         ForwardLayouts<kAdd>::type::launch(layout, [&](auto nv, auto max_threads) {
             constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;
             MY_OPS_LAUNCH_FORWARD(held, T MY_OPS_COMMA kNV MY_OPS_COMMA kMax, rows_grid(rows),
-                                  layout.threads);
+                                  layout.threads, 0);
         });
         return int(cudaGetLastError());
     }
@@ -328,12 +339,17 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
     };
     const bool residual_in_phase =
         !kAdd || (offset(residual, x) % 16 == 0 && ((res_stride - x_stride) * int64_t(sizeof(T))) % 16 == 0);
-    const RowLayout covering = unaligned_layout(ceil_div(hidden + P - 1, P));
-    if (residual_in_phase && covering.nv > 0) {
+    const int64_t covering_vectors = ceil_div(hidden + P - 1, P);
+    const RowLayout covering = unaligned_layout(covering_vectors);
+    const size_t shared = size_t(covering_vectors) * 16;  // the phase-shifted weight
+    if (residual_in_phase && covering.nv > 0 && shared <= kUnalignedSharedBytes) {
+        // as many blocks as fit at once, a multiple of 8 (one phase per block), at most one per row
+        const int64_t resident = int64_t(sm_count()) * std::max(1, 2048 / covering.threads);
+        const unsigned grid = unsigned(rows <= resident ? rows : resident / 8 * 8);
         UnalignedLayouts::launch(covering, [&](auto nv, auto max_threads) {
             constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;
-            MY_OPS_LAUNCH_FORWARD(unaligned, T MY_OPS_COMMA kNV MY_OPS_COMMA kMax, rows_grid(rows),
-                                  covering.threads);
+            MY_OPS_LAUNCH_FORWARD(unaligned, T MY_OPS_COMMA kNV MY_OPS_COMMA kMax, grid,
+                                  covering.threads, shared);
         });
         return int(cudaGetLastError());
     }
