@@ -11,6 +11,7 @@ development machines.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import re
 import sys
@@ -18,15 +19,14 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_act_and_mul  # noqa: E402
-import bench_host  # noqa: E402
-import bench_matmul  # noqa: E402
-import bench_rms_norm  # noqa: E402
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 import providers  # noqa: E402
 from common import RESULTS, Row, copy_bandwidth, finish, write_csv  # noqa: E402
 
-FAMILIES = [bench_rms_norm, bench_act_and_mul, bench_matmul, bench_host]
+# Every bench_<family>.py here, each with run(device, quick) and BASELINES; host time last.
+FAMILIES = sorted((importlib.import_module(p.stem) for p in HERE.glob("bench_*.py")),
+                  key=lambda m: (m.__name__ == "bench_host", m.__name__))
 
 
 def plot(rows: list[Row], path: Path) -> None:

@@ -380,6 +380,32 @@ int fused_add_rms_norm(void *x, int64_t x_stride, void *residual, int64_t res_st
 // dweight = sum over rows of dy * x * rstd: each block accumulates its rows
 // into one row of `partial`, then sum_partials_kernel adds the rows up.
 
+// One vector's part of the two row sums: sum(x^2) and sum(dy * w * x).
+template <typename T, typename V>
+__device__ __forceinline__ void add_backward_sums(const V &x, const V &dy, const V &w,
+                                                  acc_t<T> &sum_sq, acc_t<T> &dot) {
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) {
+        const acc_t<T> xa = to_acc(x.v[e]);
+        sum_sq += xa * xa;
+        dot += to_acc(dy.v[e]) * to_acc(w.v[e]) * xa;
+    }
+}
+
+// One vector of dx, and its columns' dweight terms added to dweight.
+template <typename T, typename V>
+__device__ __forceinline__ V backward_dx(const V &x, const V &dy, const V &w, acc_t<T> rstd,
+                                         acc_t<T> coef, acc_t<T> (&dweight)[V::size]) {
+    V out;
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) {
+        const acc_t<T> xa = to_acc(x.v[e]), dya = to_acc(dy.v[e]);
+        out.v[e] = from_acc<T>(rstd * to_acc(w.v[e]) * dya - coef * xa);
+        dweight[e] += dya * xa * rstd;
+    }
+    return out;
+}
+
 // A persistent grid (as many blocks as fit on the device at once) walks the
 // rows, so each block's dweight sums stay in registers until the end. With at
 // most 256 threads the next row's loads are issued before this row's
@@ -433,15 +459,7 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) {
-                const V wv = weight_vec(k, i);
-#pragma unroll
-                for (int e = 0; e < V::size; ++e) {
-                    const A xv = to_acc(xs[k].v[e]);
-                    sum_sq += xv * xv;
-                    dot += to_acc(dys[k].v[e]) * to_acc(wv.v[e]) * xv;
-                }
-            }
+            if (i < nvec) add_backward_sums<T>(xs[k], dys[k], weight_vec(k, i), sum_sq, dot);
         }
         const Pair2<A> sums = block_sum2(sum_sq, dot, pair_scratch);
         const A rstd = reciprocal_sqrt(sums.a / A(hidden) + eps);
@@ -450,17 +468,7 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) {
-                const V wv = weight_vec(k, i);
-                V out;
-#pragma unroll
-                for (int e = 0; e < V::size; ++e) {
-                    const A xv = to_acc(xs[k].v[e]), dyv = to_acc(dys[k].v[e]);
-                    out.v[e] = from_acc<T>(rstd * to_acc(wv.v[e]) * dyv - coef * xv);
-                    dweight[k][e] += dyv * xv * rstd;
-                }
-                dx_row[i] = out;
-            }
+            if (i < nvec) dx_row[i] = backward_dx<T>(xs[k], dys[k], weight_vec(k, i), rstd, coef, dweight[k]);
         }
         if constexpr (kPrefetch)
 #pragma unroll
@@ -507,26 +515,14 @@ rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride
         if (mine) {
             xv = reinterpret_cast<const V *>(x + row * x_stride)[lane];
             dyv = reinterpret_cast<const V *>(grad_out + row * dy_stride)[lane];
-#pragma unroll
-            for (int e = 0; e < V::size; ++e) {
-                const A xa = to_acc(xv.v[e]);
-                sum_sq += xa * xa;
-                dot += to_acc(dyv.v[e]) * to_acc(w.v[e]) * xa;
-            }
+            add_backward_sums<T>(xv, dyv, w, sum_sq, dot);
         }
         sum_sq = group_sum<G>(sum_sq);
         dot = group_sum<G>(dot);
         if (mine) {
             const A rstd = reciprocal_sqrt(sum_sq / A(hidden) + eps);
             const A coef = dot * rstd * rstd * rstd / A(hidden);
-            V out;
-#pragma unroll
-            for (int e = 0; e < V::size; ++e) {
-                const A xa = to_acc(xv.v[e]), dya = to_acc(dyv.v[e]);
-                out.v[e] = from_acc<T>(rstd * to_acc(w.v[e]) * dya - coef * xa);
-                dweight[e] += dya * xa * rstd;
-            }
-            reinterpret_cast<V *>(grad_x + row * hidden)[lane] = out;
+            reinterpret_cast<V *>(grad_x + row * hidden)[lane] = backward_dx<T>(xv, dyv, w, rstd, coef, dweight);
         }
     });
 #pragma unroll
