@@ -83,12 +83,15 @@ Tensor silu_and_mul_backward(const Tensor &grad_out, const Tensor &x) {
     return act_and_mul_backward(silu_and_mul_backward_op, MY_OPS_SILU, grad_out, x);
 }
 
-Tensor gelu_and_mul(const Tensor &x, std::string approximate) {
+Tensor gelu_and_mul(const Tensor &x, api::StringArg approximate_arg) {
+    const std::string approximate(approximate_arg);
     gelu_and_mul_op.check({x, approximate});
     return act_and_mul(gelu_and_mul_op, gelu_kind(approximate), x);
 }
 
-Tensor gelu_and_mul_backward(const Tensor &grad_out, const Tensor &x, std::string approximate) {
+Tensor gelu_and_mul_backward(const Tensor &grad_out, const Tensor &x,
+                             api::StringArg approximate_arg) {
+    const std::string approximate(approximate_arg);
     gelu_and_mul_backward_op.check({grad_out, x, approximate});
     return act_and_mul_backward(gelu_and_mul_backward_op, gelu_kind(approximate), grad_out, x);
 }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -53,6 +54,14 @@ using ScalarType = c10::ScalarType;
 using DeviceType = c10::DeviceType;
 using Layout = c10::Layout;
 using Device = c10::Device;
+#endif
+
+// A `str` argument of a kernel: the stable ABI passes std::string, ATen's
+// unboxing takes std::string_view.
+#ifdef MY_OPS_STABLE_ABI
+using StringArg = std::string;
+#else
+using StringArg = std::string_view;
 #endif
 
 // The sizes of a tensor, as a vector (the two families' array views differ).
