@@ -77,8 +77,10 @@ __device__ __forceinline__ acc_t<T> sum_squares(const V &v) {
     return s;
 }
 
+// v and w by value: a reference into global or shared memory would be read
+// element by element (eight 2-byte loads instead of one 16-byte load).
 template <typename T, typename V>
-__device__ __forceinline__ V normalized(const V &v, const V &w, acc_t<T> rstd) {
+__device__ __forceinline__ V normalized(const V v, const V w, acc_t<T> rstd) {
     V out;
 #pragma unroll
     for (int e = 0; e < V::size; ++e)
