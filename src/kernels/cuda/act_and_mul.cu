@@ -17,13 +17,18 @@ __device__ __forceinline__ double erf_acc(double v) { return erf(v); }
 __device__ __forceinline__ float tanh_acc(float v) { return tanhf(v); }
 __device__ __forceinline__ double tanh_acc(double v) { return tanh(v); }
 
-// An activation: its value and its derivative.
+// An activation: value(g), and both(g) = {value, derivative}, which shares
+// their common part (one sigmoid, erf or tanh per element in the backward).
+template <typename A> struct ValueAndGrad {
+    A value, grad;
+};
+
 struct Silu {
     template <typename A> __device__ static A value(A g) { return g * sigmoid(g); }
-    // s * (1 + g * (1 - s)) with s = sigmoid(g)
-    template <typename A> __device__ static A grad(A g) {
+    // d/dg = s * (1 + g * (1 - s)) with s = sigmoid(g)
+    template <typename A> __device__ static ValueAndGrad<A> both(A g) {
         const A s = sigmoid(g);
-        return s * (A(1) + g * (A(1) - s));
+        return {g * s, s * (A(1) + g * (A(1) - s))};
     }
 };
 
@@ -33,8 +38,9 @@ struct Gelu {
         return A(0.5) * (A(1) + erf_acc(g * A(0.70710678118654752440)));
     }
     template <typename A> __device__ static A value(A g) { return g * cdf(g); }
-    template <typename A> __device__ static A grad(A g) {
-        return cdf(g) + g * A(0.39894228040143267794) * exp_acc(A(-0.5) * g * g);
+    template <typename A> __device__ static ValueAndGrad<A> both(A g) {
+        const A phi = cdf(g);
+        return {g * phi, phi + g * A(0.39894228040143267794) * exp_acc(A(-0.5) * g * g)};
     }
 };
 
@@ -47,9 +53,10 @@ struct GeluTanh {
     template <typename A> __device__ static A value(A g) {
         return A(0.5) * g * (A(1) + tanh_of(g));
     }
-    template <typename A> __device__ static A grad(A g) {
+    template <typename A> __device__ static ValueAndGrad<A> both(A g) {
         const A t = tanh_of(g);
-        return A(0.5) * (A(1) + t) + A(0.5) * g * (A(1) - t * t) * A(k) * (A(1) + A(3 * c) * g * g);
+        return {A(0.5) * g * (A(1) + t),
+                A(0.5) * (A(1) + t) + A(0.5) * g * (A(1) - t * t) * A(k) * (A(1) + A(3 * c) * g * g)};
     }
 };
 
@@ -142,7 +149,11 @@ __global__ void act_and_mul_scalar_kernel(const T *__restrict__ x, int64_t x_str
 // grad_gate = dy * up * act'(gate), grad_up = dy * act(gate)
 template <typename Act, typename A> struct Grads {
     A gate, up;
-    __device__ Grads(A g, A u, A dy) : gate(dy * u * Act::grad(g)), up(dy * Act::value(g)) {}
+    __device__ Grads(A g, A u, A dy) {
+        const ValueAndGrad<A> a = Act::both(g);
+        gate = dy * u * a.grad;
+        up = dy * a.value;
+    }
 };
 
 template <typename Act, typename T, int kUnroll>

@@ -92,7 +92,7 @@ __device__ __forceinline__ V normalized(const V v, const V w, acc_t<T> rstd) {
 // y = rms_norm(x) (kAdd false), or residual += x; x = rms_norm(residual)
 // (kAdd true: y is x). Each kernel body is a __device__ function with two
 // entry points: rms_norm's, whose pointers are __restrict__ (so loads can take
-// the read-only path; measured 5% faster at [32768, 4096] bf16), and the
+// the read-only path; on the H100 190 -> 183 us at [32768, 4096] bf16), and the
 // fused add's, whose x is also its output.
 #define MY_OPS_FORWARD_ENTRIES(NAME, TEMPLATE_PARAMS, TEMPLATE_ARGS, BOUND)                        \
     template <TEMPLATE_PARAMS>                                                                   \
@@ -359,6 +359,10 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
         x, x_stride, residual, res_stride, weight, y, y_stride, rows, hidden, e);
     return int(cudaGetLastError());
 }
+
+#undef MY_OPS_LAUNCH_FORWARD
+#undef MY_OPS_FORWARD_ENTRIES
+#undef MY_OPS_COMMA
 
 template <typename T>
 int rms_norm(const void *x, int64_t x_stride, const void *weight, void *y, int64_t rows,

@@ -102,7 +102,7 @@ constexpr int kGroupThreads = 256;
 // G for a row of nvec vectors; 0 when it does not fit in a warp.
 inline int group_size(int64_t nvec) {
     if (nvec > 32) return 0;
-    int g = 4;  // at least 4 lanes: smaller groups gain nothing measurable
+    int g = 4;  // at least 4 lanes: fewer instantiations; rows of 1-2 vectors are rare
     while (g < nvec) g *= 2;
     return g;
 }
