@@ -93,20 +93,22 @@ def test_gradcheck(op, device):
 
 
 # ---------------------------------------------------------------- opcheck
-def _samples(device):
-    yield torch.ops.my_ops.short_kernel.default, (torch.randn(3, 5, device=device, requires_grad=True),)
-    yield torch.ops.my_ops.short_kernel.default, (torch.randn(4, 6, device=device, dtype=torch.bfloat16).t(),)
-    yield torch.ops.my_ops.mul.default, (torch.randn(7, device=device, requires_grad=True), torch.randn(7, device=device))
-    yield torch.ops.my_ops.mul.default, (torch.randn(2, 3, device=device, dtype=torch.float16), torch.randn(2, 3, device=device, dtype=torch.float16))
-    yield torch.ops.my_ops.muladd.default, (torch.randn(4, 4, device=device, requires_grad=True), torch.randn(4, 4, device=device, requires_grad=True), 1.5)
-    yield torch.ops.my_ops.muladd.default, (torch.randn(0, 3, device=device), torch.randn(0, 3, device=device), -2.0)
-    yield torch.ops.my_ops.add_out.default, (torch.randn(9, device=device), torch.randn(9, device=device), torch.empty(9, device=device))
-    yield torch.ops.my_ops.add_out.default, (torch.randn(3, 4, device=device, dtype=torch.float64), torch.randn(3, 4, device=device, dtype=torch.float64), torch.empty(4, 3, device=device, dtype=torch.float64).t())
+OPS = torch.ops.my_ops
+OPCHECK_SAMPLES = {
+    "short_kernel grad": lambda d: (OPS.short_kernel.default, (torch.randn(3, 5, device=d, requires_grad=True),)),
+    "short_kernel bfloat16 transposed": lambda d: (OPS.short_kernel.default, (torch.randn(4, 6, device=d, dtype=torch.bfloat16).t(),)),
+    "mul grad": lambda d: (OPS.mul.default, (torch.randn(7, device=d, requires_grad=True), torch.randn(7, device=d))),
+    "mul float16": lambda d: (OPS.mul.default, (torch.randn(2, 3, device=d, dtype=torch.float16), torch.randn(2, 3, device=d, dtype=torch.float16))),
+    "muladd grad": lambda d: (OPS.muladd.default, (torch.randn(4, 4, device=d, requires_grad=True), torch.randn(4, 4, device=d, requires_grad=True), 1.5)),
+    "muladd empty": lambda d: (OPS.muladd.default, (torch.randn(0, 3, device=d), torch.randn(0, 3, device=d), -2.0)),
+    "add_out": lambda d: (OPS.add_out.default, (torch.randn(9, device=d), torch.randn(9, device=d), torch.empty(9, device=d))),
+    "add_out float64 transposed out": lambda d: (OPS.add_out.default, (torch.randn(3, 4, device=d, dtype=torch.float64), torch.randn(3, 4, device=d, dtype=torch.float64), torch.empty(4, 3, device=d, dtype=torch.float64).t())),
+}
 
 
-@pytest.mark.parametrize("index", range(8))
-def test_opcheck(index, device):
-    op, args = list(_samples(device))[index]
+@pytest.mark.parametrize("sample", OPCHECK_SAMPLES)
+def test_opcheck(sample, device):
+    op, args = OPCHECK_SAMPLES[sample](device)
     torch.library.opcheck(op, args)
 
 

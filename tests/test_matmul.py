@@ -29,17 +29,18 @@ def test_matmul_gradcheck(device):
     assert torch.autograd.gradcheck(my_ops.matmul, (a, b))
 
 
-@pytest.mark.parametrize("sample", ["float32", "bfloat16-transposed", "grad", "empty-k"])
+OPCHECK_SAMPLES = {
+    "float32": lambda d: (torch.randn(5, 7, device=d), torch.randn(7, 3, device=d)),
+    "bfloat16-transposed": lambda d: (torch.randn(8, 4, device=d, dtype=torch.bfloat16).t(),
+                                      torch.randn(8, 2, device=d, dtype=torch.bfloat16)),
+    "grad": lambda d: (torch.randn(3, 4, device=d, requires_grad=True), torch.randn(4, 5, device=d, requires_grad=True)),
+    "empty-k": lambda d: (torch.randn(3, 0, device=d), torch.randn(0, 2, device=d)),
+}
+
+
+@pytest.mark.parametrize("sample", OPCHECK_SAMPLES)
 def test_matmul_opcheck(sample, device):
-    if sample == "float32":
-        args = (torch.randn(5, 7, device=device), torch.randn(7, 3, device=device))
-    elif sample == "bfloat16-transposed":
-        args = (torch.randn(8, 4, device=device, dtype=torch.bfloat16).t(), torch.randn(8, 2, device=device, dtype=torch.bfloat16))
-    elif sample == "grad":
-        args = (torch.randn(3, 4, device=device, requires_grad=True), torch.randn(4, 5, device=device, requires_grad=True))
-    else:
-        args = (torch.randn(3, 0, device=device), torch.randn(0, 2, device=device))
-    torch.library.opcheck(torch.ops.my_ops.matmul.default, args)
+    torch.library.opcheck(torch.ops.my_ops.matmul.default, OPCHECK_SAMPLES[sample](device))
 
 
 def test_matmul_empty_inner_dimension_is_zero(device):
