@@ -156,8 +156,8 @@ MY_OPS_FORWARD_ENTRIES(held, typename T MY_OPS_COMMA int NV MY_OPS_COMMA int kMa
 // multiple of 8 blocks, so all rows of a block start at the same offset
 // within 16 bytes (its phase): the block copies the weight into shared memory
 // shifted by that phase once, and reads it as vectors lined up with the
-// row's. Interior vectors are stored whole when the output row has the input
-// row's phase; the two edge vectors element by element.
+// row's. The output has the same phase (the launcher checks): interior
+// vectors are stored whole, the two edge vectors element by element.
 template <typename T, int NV, int kMaxThreads, bool kAdd>
 __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *residual,
                                                int64_t res_stride, const T *weight, T *y,
@@ -179,7 +179,6 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
     }
     __syncthreads();
     const V *w = reinterpret_cast<const V *>(w_shifted);
-    const bool y_in_phase = phase(y + int64_t(blockIdx.x) * y_stride) == ph;
     auto inside = [&](int i, int e) {
         const int64_t j = int64_t(i) * P + e - ph;
         return j >= 0 && j < hidden;
@@ -224,7 +223,7 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
                 const V out = normalized<T>(held[k], w[i], rstd);
-                if (y_in_phase && i > 0 && i < nvec - 1) {
+                if (i > 0 && i < nvec - 1) {
                     y_vecs[i] = out;
                 } else {
 #pragma unroll
@@ -334,17 +333,22 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
         });
         return int(cudaGetLastError());
     }
-    // Unaligned rows: the covering vectors of the longest row. The fused add
-    // needs the residual at x's alignment in every row.
+    // Unaligned rows: the covering vectors of the longest row, when the
+    // output (the fused add: the residual) has x's alignment in every row.
     const auto offset = [](const void *a, const void *b) {
         return int64_t(reinterpret_cast<uintptr_t>(a)) - int64_t(reinterpret_cast<uintptr_t>(b));
     };
-    const bool residual_in_phase =
-        !kAdd || (offset(residual, x) % 16 == 0 && ((res_stride - x_stride) * int64_t(sizeof(T))) % 16 == 0);
+    const auto in_phase = [&](const void *p, int64_t stride) {  // in every row, as x
+        return offset(p, x) % 16 == 0 && ((stride - x_stride) * int64_t(sizeof(T))) % 16 == 0;
+    };
+    // The output must be in x's phase too: stored element by element instead,
+    // a [32768, 4096] view at a 2-byte offset took 669 us, the generic kernel's
+    // two passes ~360 us.
+    const bool phases_match = kAdd ? in_phase(residual, res_stride) : in_phase(y, y_stride);
     const int64_t covering_vectors = ceil_div(hidden + P - 1, P);
     const RowLayout covering = unaligned_layout(covering_vectors);
     const size_t shared = size_t(covering_vectors) * 16;  // the phase-shifted weight
-    if (residual_in_phase && covering.nv > 0 && shared <= kUnalignedSharedBytes) {
+    if (phases_match && covering.nv > 0 && shared <= kUnalignedSharedBytes) {
         // as many blocks as fit at once, a multiple of 8 (one phase per block), at most one per row
         const int64_t resident = int64_t(sm_count()) * std::max(1, 2048 / covering.threads);
         const unsigned grid = unsigned(rows <= resident ? rows : resident / 8 * 8);
