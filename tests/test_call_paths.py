@@ -78,3 +78,36 @@ def test_fake_tensors_under_no_grad():
     with FakeTensorMode(), torch.no_grad():
         out = my_ops.rms_norm(torch.empty(4, 8), torch.empty(8), 1e-6)
         assert out.shape == (4, 8)
+
+
+# ------------------------------------------------------ rows read in place
+def _copies(fn) -> set:
+    """The copying aten ops that ran inside fn()."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    return {e.name for e in prof.events()} & {"aten::contiguous", "aten::clone", "aten::copy_"}
+
+
+ROW_WISE = {
+    "rms_norm": lambda x, w: my_ops.rms_norm(x, w, 1e-6),
+    "rms_norm_backward": lambda x, w: torch.ops.my_ops.rms_norm_backward(x, x, w, 1e-6),
+    "fused_add_rms_norm": None,  # two slices of one buffer: below
+    "silu_and_mul": lambda x, w: my_ops.silu_and_mul(x),
+    "gelu_and_mul": lambda x, w: my_ops.gelu_and_mul(x),
+}
+
+
+@pytest.mark.parametrize("op", ROW_WISE)
+def test_row_slices_read_in_place(op, device):
+    """A slice of wider rows reaches the kernels without a copy; a transposed
+    view (rows not evenly spaced) is copied, which shows the check sees copies."""
+    fn = ROW_WISE[op]
+    weight = make_input((32,), torch.float32, device)
+    sliced = make_input((6, 48), torch.float32, device)[:, 8:40]
+    if op == "fused_add_rms_norm":  # x and residual: two slices of one buffer
+        base = make_input((6, 80), torch.float32, device)
+        assert not _copies(lambda: my_ops.fused_add_rms_norm(base[:, :32], base[:, 40:72], weight, 1e-6))
+        return
+    with torch.no_grad():
+        assert not _copies(lambda: fn(sliced, weight))
+        assert _copies(lambda: fn(make_input((32, 6), torch.float32, device).t(), weight))
