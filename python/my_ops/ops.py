@@ -49,14 +49,18 @@ _inference_mode = torch.is_inference_mode_enabled
 _FUNCTIONS: dict = {}  # op -> its torch.autograd.Function
 
 
-def _plain_eager(op, tensors) -> bool:
+def _refuse_forward_ad(op, tensors) -> None:
+    """register_autograd has no forward-mode formula: a dual tensor's tangent would be dropped."""
     if _forward_ad._current_level >= 0:
         for t in tensors:
             if _forward_ad.unpack_dual(t).tangent is not None:
-                # register_autograd has no forward-mode formula: the tangent would be dropped
                 raise RuntimeError(f"my_ops.{op._schema.name.split('::')[1]}: forward-mode AD "
                                    "(torch.autograd.forward_ad dual tensors) is not supported; use "
                                    "reverse mode (backward, torch.autograd.grad, torch.func.vjp)")
+
+
+def _plain_eager(tensors) -> bool:
+    """Plain tensors (no subclass, no functorch wrapper) and no dispatch mode."""
     if _dispatch_modes():
         return False
     for t in tensors:
@@ -68,7 +72,10 @@ def _plain_eager(op, tensors) -> bool:
 def _call(op, tensors, *args):
     """op(*args), where `tensors` are the tensor arguments among args."""
     # inference_mode already dispatches past autograd; dynamo folds is_compiling() first
-    if _is_compiling() or _inference_mode() or not _plain_eager(op, tensors):
+    if _is_compiling() or _inference_mode():
+        return op(*args)
+    _refuse_forward_ad(op, tensors)
+    if not _plain_eager(tensors):
         return op(*args)
     if torch.is_grad_enabled():
         for t in tensors:
