@@ -1,7 +1,8 @@
 """The Python API's call path (ops._call): a call that autograd has nothing
-to record for skips the op's Autograd kernel; every other call (gradients,
-forward-mode AD, functorch transforms, fake tensors, torch.compile) takes the
-full path and behaves as the op does."""
+to record for skips the op's Autograd kernel; a call with gradients records
+the op's autograd.Function; torch.func transforms run that Function level by
+level; forward-mode AD is refused, also past the Python API; every other call
+(fake tensors, torch.compile) takes the full path and behaves as the op does."""
 
 from __future__ import annotations
 
@@ -62,6 +63,84 @@ def test_forward_mode_ad_refused(call, grad_mode, device):
             fn(dual, weight)
     with pytest.raises(RuntimeError, match="forward-mode AD"):
         torch.func.jvp(lambda v: fn(v, weight), (x,), (torch.randn_like(x),))
+    with pytest.raises(RuntimeError, match="forward-mode AD"):  # forward over reverse
+        torch.func.jacfwd(torch.func.grad(lambda v: fn(v, weight).sum()))(x)
+
+
+def _direct_calls(device):
+    """Every op, called through torch.ops, with one argument made dual: (op name, call)."""
+    x, w = make_input((3, 8), torch.float32, device), make_input((8,), torch.float32, device)
+    square = make_input((8, 8), torch.float32, device)
+    ops = torch.ops.my_ops
+    return {
+        "short_kernel": lambda d: ops.short_kernel(d),
+        "mul": lambda d: ops.mul(x, d),
+        "muladd": lambda d: ops.muladd(d, x, 2.0),
+        "add_out": lambda d: ops.add_out(x, x, d),
+        "matmul": lambda d: ops.matmul(square[:3], d),
+        "rms_norm": lambda d: ops.rms_norm(x, d, 1e-6),
+        "rms_norm_backward": lambda d: ops.rms_norm_backward(d, x, w, 1e-6),
+        "fused_add_rms_norm": lambda d: ops.fused_add_rms_norm(x.clone(), d, w, 1e-6),
+        "silu_and_mul": lambda d: ops.silu_and_mul(d),
+        "silu_and_mul_backward": lambda d: ops.silu_and_mul_backward(d[:, :4], x),
+        "gelu_and_mul": lambda d: ops.gelu_and_mul(d, "tanh"),
+        "gelu_and_mul_backward": lambda d: ops.gelu_and_mul_backward(x[:, :4], d),
+    }, {"matmul": square, "rms_norm": w}
+
+
+def test_direct_calls_cover_every_op():
+    calls, _ = _direct_calls("cpu")
+    assert sorted(calls) == sorted(name for name in torch.ops.my_ops if hasattr(getattr(torch.ops.my_ops, name), "default"))
+
+
+@pytest.mark.parametrize("op", sorted(_direct_calls("cpu")[0]))
+def test_forward_mode_ad_refused_through_torch_ops(op, device):
+    """Also a call past the Python API (torch.ops.my_ops.<op>, as torch.compile
+    and other libraries make it) refuses a dual tensor, mutating ops included."""
+    calls, operands = _direct_calls(device)
+    primal = operands.get(op, make_input((3, 8), torch.float32, device))
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(primal.clone(), torch.randn_like(primal))
+        with pytest.raises(RuntimeError, match=rf"my_ops.{op}: forward-mode AD .* is not supported"):
+            calls[op](dual)
+
+
+def _first_and_second_order(fn, x):
+    """Gradient and gradient of the gradient's sum of squares, by torch.func."""
+    grad = torch.func.grad(lambda v: fn(v).pow(2).sum())
+    return grad(x), torch.func.grad(lambda v: grad(v).pow(2).sum())(x)
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_torch_func_transforms(call, device):
+    """torch.func.grad, vjp, jacrev and vmap over them, nested to second order,
+    against the float64 reference (register_autograd alone fails here:
+    pytorch#168393)."""
+    fn, ref = CALLS[call]
+    x = make_input((3, 8), torch.float64, device)
+    weight = make_input((8,), torch.float64, device, low=0.5, high=1.5)
+    got = _first_and_second_order(lambda v: fn(v, weight), x)
+    want = _first_and_second_order(lambda v: ref(v, weight), x)
+    for g, w in zip(got, want):
+        assert_matches(g, w, torch.float64, scale=100)
+    out, vjp = torch.func.vjp(lambda v: fn(v, weight), x)
+    cotangent = torch.randn_like(out)
+    assert_matches(vjp(cotangent)[0], torch.func.vjp(lambda v: ref(v, weight), x)[1](cotangent)[0],
+                   torch.float64, scale=10)
+    jacobians = torch.vmap(torch.func.jacrev(lambda v: fn(v, weight)))(x)
+    assert_matches(jacobians, torch.vmap(torch.func.jacrev(lambda v: ref(v, weight)))(x), torch.float64, scale=10)
+
+
+def test_torch_func_through_torch_ops_refused():
+    """Past the Python API, torch.func cannot run the op's Function level by
+    level; a differentiating transform is refused rather than answered wrongly."""
+    x = torch.randn(3, 8, dtype=torch.float64)
+    weight = torch.rand(8, dtype=torch.float64) + 0.5
+    with pytest.raises(RuntimeError, match=r"torch.ops.my_ops.rms_norm: .* call my_ops.rms_norm instead"):
+        torch.func.grad(lambda v: torch.ops.my_ops.rms_norm(v, weight, 1e-6).sum())(x)
+    with torch.no_grad():  # nothing to differentiate: vmap alone is fine
+        out = torch.vmap(lambda v: torch.ops.my_ops.rms_norm(v, weight, 1e-6))(x)
+    assert_matches(out, reference.rms_norm(x, weight, 1e-6), torch.float64)
 
 
 @pytest.mark.parametrize("call", CALLS)

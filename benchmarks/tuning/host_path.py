@@ -55,7 +55,7 @@ def main() -> None:
         "torch.is_grad_enabled()": torch.is_grad_enabled,
         "forward_ad._current_level": lambda: forward_ad._current_level,
         "_len_torch_dispatch_stack()": torch._C._len_torch_dispatch_stack,
-        "is_functorch_wrapped_tensor(x)": lambda: torch._C._functorch.is_functorch_wrapped_tensor(x),
+        "_are_functorch_transforms_active()": torch._C._are_functorch_transforms_active,
         "type(x) in (Tensor, Parameter)": lambda: type(x) in ops._PLAIN,
         "with _AutoDispatchBelowAutograd(): pass": guard_only,
         "ops._refuse_forward_ad(op, (x, w))": lambda: ops._refuse_forward_ad(op, (x, w)),
@@ -69,6 +69,16 @@ def main() -> None:
     with torch.no_grad():
         for name, fn in pieces.items():
             print(f"{per_call_us(fn):8.2f}  {name}")
+    # grad mode, x requires grad: the forward call and its graph node (no backward)
+    xg = x.clone().requires_grad_()
+    grad_pieces = {
+        "op(x, w, eps) through its Autograd kernel": lambda: op(xg, w, 1e-6),
+        "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(xg, w, 1e-6),
+        "F.rms_norm(x, (4096,), w, eps)": lambda: F.rms_norm(xg, (4096,), w, 1e-6),
+    }
+    print("microseconds per call with x requiring grad")
+    for name, fn in grad_pieces.items():
+        print(f"{per_call_us(fn):8.2f}  {name}")
     if device == "cuda":
         torch.cuda.synchronize()
 

@@ -28,9 +28,9 @@ _ops = torch.ops.my_ops
 _lib = torch.library.Library("my_ops", "IMPL")
 
 # ------------------------------------------------------- the call itself
-# A call through torch.ops passes the op's Autograd kernel, which
-# register_autograd writes in Python: it costs more host time than the op
-# itself (benchmarks/bench_host.py). For plain eager calls the Python API
+# A call through torch.ops passes the op's Autograd kernel, written in Python
+# (_autograd below; the stable ABI has no C++ autograd): it costs more host
+# time than the op itself (benchmarks/bench_host.py). For plain eager calls the Python API
 # takes a shorter road with the same formulas:
 #   - autograd has nothing to record (torch.no_grad(), as in generation, or
 #     no input requires grad): the call skips the Autograd kernel;
@@ -39,77 +39,124 @@ _lib = torch.library.Library("my_ops", "IMPL")
 #   - under torch.inference_mode() the dispatcher skips autograd itself.
 # Anything else takes the op's full path: tensor subclasses, functorch
 # transforms (vmap, grad), dispatch modes (FakeTensorMode), torch.compile.
-# Forward-mode AD is refused: the ops have no forward-mode formula.
+# Forward-mode AD is refused on both roads: the ops have no forward-mode formula.
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _BelowAutograd = torch._C._AutoDispatchBelowAutograd
-_is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+_after_autograd = torch._C._after_autograd_keyset
+_transforms_active = torch._C._are_functorch_transforms_active
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _is_compiling = torch.compiler.is_compiling
 _inference_mode = torch.is_inference_mode_enabled
-_FUNCTIONS: dict = {}  # op -> its torch.autograd.Function
+_FUNCTIONS: dict = {}  # op -> its torch.autograd.Function (_autograd)
+_RECORD: dict = {}  # op -> that Function's apply for plain eager calls
+
+
+def _forward_ad_error(op) -> RuntimeError:
+    return RuntimeError(f"my_ops.{op._schema.name.split('::')[1]}: forward-mode AD (dual tensors, "
+                        "torch.func.jvp, jacfwd, hessian) is not supported; use reverse mode "
+                        "(backward, torch.autograd.grad, torch.func.grad, vjp, jacrev)")
 
 
 def _refuse_forward_ad(op, tensors) -> None:
-    """register_autograd has no forward-mode formula: a dual tensor's tangent would be dropped."""
+    """The ops have no forward-mode formula: a dual tensor's tangent would be dropped."""
     if _forward_ad._current_level >= 0:
         for t in tensors:
             if _forward_ad.unpack_dual(t).tangent is not None:
-                raise RuntimeError(f"my_ops.{op._schema.name.split('::')[1]}: forward-mode AD "
-                                   "(torch.autograd.forward_ad dual tensors) is not supported; use "
-                                   "reverse mode (backward, torch.autograd.grad, torch.func.vjp)")
+                raise _forward_ad_error(op)
 
 
 def _plain_eager(tensors) -> bool:
-    """Plain tensors (no subclass, no functorch wrapper) and no dispatch mode."""
+    """Plain tensors (no subclass) and no dispatch mode."""
     if _dispatch_modes():
         return False
     for t in tensors:
-        if type(t) not in _PLAIN or _is_wrapped(t):
+        if type(t) not in _PLAIN:
             return False
     return True
 
 
 def _call(op, tensors, *args):
-    """op(*args), where `tensors` are the tensor arguments among args."""
+    """op(*args), where `tensors` are the tensor arguments among args. Also
+    the backward formulas call their ops through here, so that gradients of
+    gradients take the same roads."""
     # inference_mode already dispatches past autograd; dynamo folds is_compiling() first
     if _is_compiling() or _inference_mode():
         return op(*args)
     _refuse_forward_ad(op, tensors)
+    if _transforms_active():
+        # torch.func (grad, vjp, jacrev, vmap) takes an autograd.Function
+        # from here, outside the dispatcher, and runs it level by level
+        return _FUNCTIONS[op].apply(*args)
     if not _plain_eager(tensors):
         return op(*args)
     if torch.is_grad_enabled():
         for t in tensors:
             if t.requires_grad:
-                return _FUNCTIONS[op].apply(*args)
+                return _RECORD[op](*args)
     with _BelowAutograd():
         return op(*args)
 
 
 def _autograd(name: str, backward, setup_context=None) -> None:
-    """register_autograd for my_ops::<name>, and the same formulas as a
-    torch.autograd.Function for _call."""
+    """The autograd formulas of my_ops::<name> as a torch.autograd.Function,
+    and the op's Autograd kernel (for calls through torch.ops), which
+    records that Function: what register_autograd would register, plus a
+    refusal of what it would answer wrongly."""
     op = getattr(_ops, name).default
-    torch.library.register_autograd(f"my_ops::{name}", backward, setup_context=setup_context)
+    arguments = op._schema.arguments
+    tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
+    # The dispatcher drops trailing arguments equal to their defaults; the
+    # formulas get them back.
+    defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
 
-    # forward(ctx, ...) rather than a separate setup_context staticmethod:
-    # Function.apply binds the arguments with inspect.signature for the
-    # latter, which costs as much as the call (_call never uses this class
-    # under functorch transforms, which need the separate form).
+    # setup_context apart from forward and a vmap rule: what torch.func needs
+    # (register_autograd's own Function lacks them: pytorch#168393).
     class Function(torch.autograd.Function):
+        generate_vmap_rule = True
+
         @staticmethod
-        def forward(ctx, *args):
+        def forward(*args):
             with _BelowAutograd():
-                output = op(*args)
+                return op(*args)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
             if setup_context is not None:
-                setup_context(ctx, args, output)
-            return output
+                setup_context(ctx, inputs, output)
 
         @staticmethod
         def backward(ctx, *grads):
             return backward(ctx, *grads)
 
+        @staticmethod
+        def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd) comes here
+            raise _forward_ad_error(op)
+
     Function.__name__ = Function.__qualname__ = f"{name}_function"
+    # Function.apply, minus its Python preamble (binding the arguments with
+    # inspect.signature, which costs as much as the call, and the hand-over
+    # to torch.func): for calls where no torch.func transform is active.
+    record = super(torch.autograd.Function, Function).apply
+
+    def autograd_kernel(keyset, *args):
+        tensors = [args[i] for i in tensor_positions if i < len(args)]
+        _refuse_forward_ad(op, tensors)
+        if torch.is_grad_enabled() and torch._C._any_requires_grad(*tensors):
+            if _transforms_active():
+                # torch.func runs an autograd.Function from outside the
+                # dispatcher, level by level; from in here nested transforms
+                # would get wrong gradients. The Python API calls it there.
+                raise RuntimeError(
+                    f"torch.ops.my_ops.{name}: differentiating through the op under torch.func "
+                    f"transforms (grad, vjp, jacrev) needs the Python API: call "
+                    f"my_ops.{name.removesuffix('_backward')} instead")
+            return record(*args, *defaults[len(args):])
+        with _BelowAutograd():
+            return op.redispatch(keyset & _after_autograd, *args)
+
+    _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
     _FUNCTIONS[op] = Function
+    _RECORD[op] = record
 
 
 def _mutating_op(name: str) -> None:
@@ -126,6 +173,7 @@ def _mutating_op(name: str) -> None:
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
 
     def inplace_kernel(keyset, *args):
+        _refuse_forward_ad(op, [a for a in args if isinstance(a, Tensor)])
         if torch.is_grad_enabled():
             for argument, value in zip(arguments, args):
                 if isinstance(value, Tensor) and value.requires_grad:
@@ -172,7 +220,7 @@ def _differentiable_backward(name: str, math, tensor_args: int) -> None:
         result = vjp(cotangents if len(cotangents) > 1 else cotangents[0])
         return (*result, *([None] * len(extra)))
 
-    torch.library.register_autograd(f"my_ops::{name}", backward, setup_context=setup_context)
+    _autograd(name, backward, setup_context=setup_context)
 
 
 def _accumulator(dtype: torch.dtype) -> torch.dtype:
@@ -192,7 +240,7 @@ def _(x: Tensor) -> Tensor:
 
 
 def _short_kernel_backward(ctx, grad: Tensor):
-    return _ops.short_kernel.default(grad)
+    return short_kernel(grad)
 
 
 _autograd("short_kernel", _short_kernel_backward)
@@ -217,8 +265,8 @@ def _save_a_b(ctx, inputs, output) -> None:
 
 def _mul_backward(ctx, grad: Tensor):
     a, b = ctx.saved_tensors
-    grad_a = _ops.mul.default(grad, b) if ctx.needs_input_grad[0] else None
-    grad_b = _ops.mul.default(grad, a) if ctx.needs_input_grad[1] else None
+    grad_a = mul(grad, b) if ctx.needs_input_grad[0] else None
+    grad_b = mul(grad, a) if ctx.needs_input_grad[1] else None
     return grad_a, grad_b
 
 
@@ -279,8 +327,8 @@ def _(a: Tensor, b: Tensor) -> Tensor:
 
 def _matmul_backward(ctx, grad: Tensor):
     a, b = ctx.saved_tensors
-    grad_a = _ops.matmul.default(grad, b.mT) if ctx.needs_input_grad[0] else None
-    grad_b = _ops.matmul.default(a.mT, grad) if ctx.needs_input_grad[1] else None
+    grad_a = matmul(grad, b.mT) if ctx.needs_input_grad[0] else None
+    grad_b = matmul(a.mT, grad) if ctx.needs_input_grad[1] else None
     return grad_a, grad_b
 
 
@@ -332,7 +380,7 @@ def _rms_norm_setup(ctx, inputs, output) -> None:
 
 def _rms_norm_backward(ctx, grad: Tensor):
     x, weight = ctx.saved_tensors
-    grad_x, grad_weight = _ops.rms_norm_backward.default(grad, x, weight, ctx.eps)
+    grad_x, grad_weight = _call(_ops.rms_norm_backward.default, (grad, x, weight), grad, x, weight, ctx.eps)
     return (
         grad_x if ctx.needs_input_grad[0] else None,
         grad_weight if ctx.needs_input_grad[1] else None,
@@ -427,7 +475,7 @@ def _gated_unit(name: str, activation, activation_grad) -> None:
 
     def backward(ctx, grad: Tensor):
         (x,) = ctx.saved_tensors
-        return (backward_op(grad, x, *ctx.extra), *([None] * len(ctx.extra)))
+        return (_call(backward_op, (grad, x), grad, x, *ctx.extra), *([None] * len(ctx.extra)))
 
     _autograd(name, backward, setup_context=setup_context)
 
