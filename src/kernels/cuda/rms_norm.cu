@@ -32,9 +32,24 @@ template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
     if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
     return kAdd ? row_layout(nvec, 1, 4, 512, 4) : row_layout(nvec, 1, 8, 1024, 4);
 }
-// Unaligned rows, by their covering vectors; their weight copy in shared
-// memory stays within the 48 KiB a kernel gets without opting in.
-inline RowLayout unaligned_layout(int64_t nvec) { return row_layout(nvec, 1, 8, 1024, 4); }
+// Unaligned rows, by their covering vectors (benchmarks/tuning/odd_widths.cu
+// on an H100). The covering-vector kernels hide latency only with many
+// threads per multiprocessor: two vectors per thread with at most 42
+// registers (unaligned_min_blocks) beat four with 58 (hidden 4097 in bf16:
+// 82.8% of copy against 74.4%), four vectors from 1024 on. Their weight copy
+// in shared memory stays within the 48 KiB a kernel gets without opting in.
+inline RowLayout unaligned_layout(int64_t nvec) {
+    if (nvec <= 160) return {1, threads_for(nvec, 1), 256};
+    if (nvec <= 512) return {2, threads_for(nvec, 2), 256};
+    if (nvec <= 1024) return {2, threads_for(nvec, 2), 512};
+    if (nvec <= 2048) return {4, threads_for(nvec, 4), 512};
+    for (int nv = 4; nv <= 8; nv *= 2)
+        if (nvec <= int64_t(nv) * 1024) return {nv, threads_for(nvec, nv), 1024};
+    return {0, 0, 0};
+}
+template <int NV, int kMaxThreads> constexpr int unaligned_min_blocks() {
+    return NV == 2 ? 1536 / kMaxThreads : (NV == 4 && kMaxThreads == 512 ? 2 : 1);
+}
 constexpr size_t kUnalignedSharedBytes = 48 * 1024 - 1024;
 inline RowLayout backward_layout(int64_t nvec) { return row_layout(nvec, 1, 4, 512, 4); }
 
@@ -43,7 +58,7 @@ using RmsNormLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, L
 using FusedAddLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>,
                                 Layout<8, 512>, Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>,
                                 Layout<8, 1024>>;
-using UnalignedLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
+using UnalignedLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<2, 512>, Layout<4, 512>,
                                  Layout<4, 1024>, Layout<8, 1024>>;
 using BackwardLayouts =
     Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>, Layout<8, 512>>;
@@ -235,7 +250,8 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
     }
 }
 MY_OPS_FORWARD_ENTRIES(unaligned, typename T MY_OPS_COMMA int NV MY_OPS_COMMA int kMaxThreads,
-                       T MY_OPS_COMMA NV MY_OPS_COMMA kMaxThreads, kMaxThreads)
+                       T MY_OPS_COMMA NV MY_OPS_COMMA kMaxThreads,
+                       kMaxThreads MY_OPS_COMMA(unaligned_min_blocks<NV, kMaxThreads>()))
 
 template <typename T, int G, bool kAdd>
 __device__ __forceinline__ void group_body(const T *x, int64_t x_stride, T *residual,
@@ -349,11 +365,16 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
     const RowLayout covering = unaligned_layout(covering_vectors);
     const size_t shared = size_t(covering_vectors) * 16;  // the phase-shifted weight
     if (phases_match && covering.nv > 0 && shared <= kUnalignedSharedBytes) {
-        // as many blocks as fit at once, a multiple of 8 (one phase per block), at most one per row
-        const int64_t resident = int64_t(sm_count()) * std::max(1, 2048 / covering.threads);
-        const unsigned grid = unsigned(rows <= resident ? rows : resident / 8 * 8);
         UnalignedLayouts::launch(covering, [&](auto nv, auto max_threads) {
             constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;
+            int64_t resident;
+            if constexpr (kAdd)
+                resident = resident_blocks(unaligned_add_kernel<T, kNV, kMax>, covering.threads, shared);
+            else
+                resident = resident_blocks(unaligned_kernel<T, kNV, kMax>, covering.threads, shared);
+            // as many blocks as fit at once (measured faster than more), a multiple
+            // of 8 (one phase per block), at most one per row
+            const unsigned grid = unsigned(rows <= resident ? rows : resident / 8 * 8);
             MY_OPS_LAUNCH_FORWARD(unaligned, T MY_OPS_COMMA kNV MY_OPS_COMMA kMax, grid,
                                   covering.threads, shared);
         });

@@ -69,6 +69,17 @@ template <typename... Candidates> struct Layouts {
 // nothing across rows.
 inline unsigned rows_grid(int64_t rows) { return unsigned(rows < 0x7fffffff ? rows : 0x7fffffff); }
 
+// Blocks of `kernel` resident at once on the device, for a grid of blocks
+// that loop over rows (at least one per multiprocessor).
+template <typename Kernel> int64_t resident_blocks(Kernel kernel, int threads, size_t shared) {
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared) != cudaSuccess) {
+        (void)cudaGetLastError();  // not the launch's error: clear it
+        per_sm = 1;
+    }
+    return int64_t(per_sm < 1 ? 1 : per_sm) * sm_count();
+}
+
 // Whether rows of `width` elements can be read and written as 16-byte vectors
 // at each (pointer, row stride): the width and every stride a whole number of
 // vectors, every pointer 16-byte aligned.
