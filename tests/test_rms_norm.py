@@ -65,6 +65,24 @@ def test_rms_norm_backward_op_directly(dtype, device):
     assert_matches(grad_weight, w64.grad, dtype, scale=8)
 
 
+# Odd widths in every covering-vector layout of the CUDA forward (by covering
+# vectors: up to 160, 512, 1024, 2048, more), with more rows than the
+# persistent grid has blocks, so that each block walks several rows.
+@requires_cuda()
+@pytest.mark.parametrize("hidden", [1031, 2881, 4097, 8193, 14337, 20003])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_cuda_odd_width_layouts(hidden, dtype):
+    rows = 3000 if hidden < 8000 else 1500
+    x = make_input((rows, hidden), dtype, "cuda")
+    weight = make_input((hidden,), dtype, "cuda", low=0.5, high=1.5)
+    assert_matches(my_ops.rms_norm(x, weight, 1e-6), reference.rms_norm(x, weight, 1e-6), dtype)
+    residual = make_input((rows, hidden), dtype, "cuda")
+    want_x, want_residual = reference.fused_add_rms_norm(x, residual, weight, 1e-6)
+    my_ops.fused_add_rms_norm(x, residual, weight, 1e-6)
+    assert_matches(residual, want_residual, dtype)
+    assert_matches(x, want_x, dtype)
+
+
 # The CUDA kernels spread a row over a block by its number of 16-byte vectors
 # (1 to 8 per thread; 256-, 512- or 1024-thread blocks) and, in the forward
 # kernels, by the number of rows (fewer than two per multiprocessor: more

@@ -24,7 +24,7 @@ namespace {
 constexpr int kGenericThreads = 256;
 
 // The layouts of each kernel family, from benchmarks/tuning/layouts.cu on an
-// H100. Up to 256 threads; rows longer than that take 1024 threads (rms_norm
+// H100 (the backward's from its first version, commit 7fa90a3). Up to 256 threads; rows longer than that take 1024 threads (rms_norm
 // forward) or 512 with 4-8 vectors each (the fused add and the backward,
 // which hold more per vector: measured 9% faster for the fused add at hidden
 // 16384 than 256 threads of 8). Few rows: as many threads as the row allows.
@@ -32,20 +32,19 @@ template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
     if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
     return kAdd ? row_layout(nvec, 1, 4, 512, 4) : row_layout(nvec, 1, 8, 1024, 4);
 }
-// Unaligned rows, by their covering vectors (benchmarks/tuning/odd_widths.cu
-// on an H100). The covering-vector kernels hide latency only with many
-// threads per multiprocessor: two vectors per thread with at most 42
-// registers (unaligned_min_blocks) beat four with 58 (hidden 4097 in bf16:
-// 82.8% of copy against 74.4%), four vectors from 1024 on. Their weight copy
-// in shared memory stays within the 48 KiB a kernel gets without opting in.
+// Unaligned rows, by their covering vectors. The covering-vector kernels hide
+// latency only with many threads per multiprocessor: two vectors per thread
+// with at most 42 registers (unaligned_min_blocks) beat four with 58 (hidden
+// 4097 in bf16: 83% of copy against 76%; 2881: 87% against 78%), one below
+// 160 vectors, four from 1024 on (layouts.cu's sweep). Their weight copy in
+// shared memory stays within the 48 KiB a kernel gets without opting in.
 inline RowLayout unaligned_layout(int64_t nvec) {
     if (nvec <= 160) return {1, threads_for(nvec, 1), 256};
     if (nvec <= 512) return {2, threads_for(nvec, 2), 256};
     if (nvec <= 1024) return {2, threads_for(nvec, 2), 512};
     if (nvec <= 2048) return {4, threads_for(nvec, 4), 512};
-    for (int nv = 4; nv <= 8; nv *= 2)
-        if (nvec <= int64_t(nv) * 1024) return {nv, threads_for(nvec, nv), 1024};
-    return {0, 0, 0};
+    // longer rows: the weight copy outgrows shared memory first (kUnalignedSharedBytes)
+    return nvec <= 4096 ? RowLayout{4, threads_for(nvec, 4), 1024} : RowLayout{0, 0, 0};
 }
 template <int NV, int kMaxThreads> constexpr int unaligned_min_blocks() {
     return NV == 2 ? 1536 / kMaxThreads : (NV == 4 && kMaxThreads == 512 ? 2 : 1);
@@ -58,8 +57,8 @@ using RmsNormLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, L
 using FusedAddLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>,
                                 Layout<8, 512>, Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>,
                                 Layout<8, 1024>>;
-using UnalignedLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<2, 512>, Layout<4, 512>,
-                                 Layout<4, 1024>, Layout<8, 1024>>;
+using UnalignedLayouts =
+    Layouts<Layout<1, 256>, Layout<2, 256>, Layout<2, 512>, Layout<4, 512>, Layout<4, 1024>>;
 using BackwardLayouts =
     Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>, Layout<8, 512>>;
 
