@@ -37,13 +37,16 @@ _lib = torch.library.Library("my_ops", "IMPL")
 #   - it has: the call goes through a torch.autograd.Function built from the
 #     op's own setup_context and backward (_autograd below);
 #   - under torch.inference_mode() the dispatcher skips autograd itself.
-# Anything else takes the op's full path: tensor subclasses, functorch
-# transforms (vmap, grad), dispatch modes (FakeTensorMode), torch.compile.
-# Forward-mode AD is refused on both roads: the ops have no forward-mode formula.
+# Under torch.func transforms (grad, vjp, jacrev, vmap) the call applies that
+# Function, which torch.func runs level by level. Anything else takes the op's
+# full path: tensor subclasses, dispatch modes (FakeTensorMode), torch.compile.
+# Forward-mode AD is refused on every road: the ops have no forward-mode formula.
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _BelowAutograd = torch._C._AutoDispatchBelowAutograd
 _after_autograd = torch._C._after_autograd_keyset
 _transforms_active = torch._C._are_functorch_transforms_active
+_any_requires_grad = getattr(torch._C, "_any_requires_grad", None) or (  # torch 2.6 lacks it
+    lambda *tensors: any(t.requires_grad for t in tensors))
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _is_compiling = torch.compiler.is_compiling
 _inference_mode = torch.is_inference_mode_enabled
@@ -141,7 +144,7 @@ def _autograd(name: str, backward, setup_context=None) -> None:
     def autograd_kernel(keyset, *args):
         tensors = [args[i] for i in tensor_positions if i < len(args)]
         _refuse_forward_ad(op, tensors)
-        if torch.is_grad_enabled() and torch._C._any_requires_grad(*tensors):
+        if torch.is_grad_enabled() and _any_requires_grad(*tensors):
             if _transforms_active():
                 # torch.func runs an autograd.Function from outside the
                 # dispatcher, level by level; from in here nested transforms
