@@ -143,6 +143,17 @@ def test_torch_func_through_torch_ops_refused():
     assert_matches(out, reference.rms_norm(x, weight, 1e-6), torch.float64)
 
 
+def test_torch_func_inside_torch_compile_refused():
+    """torch.compile cannot trace a torch.func transform over the ops: refused
+    with a message that says so, not answered."""
+    x = torch.randn(3, 8, dtype=torch.float64)
+    weight = torch.rand(8, dtype=torch.float64) + 0.5
+    torch._dynamo.reset()
+    compiled = torch.compile(torch.func.grad(lambda v: my_ops.rms_norm(v, weight, 1e-6).sum()))
+    with pytest.raises(Exception, match="torch.compile cannot trace torch.func transforms over my_ops"):
+        compiled(x)
+
+
 @pytest.mark.parametrize("call", CALLS)
 def test_vmap_under_no_grad(call, device):
     fn, ref = CALLS[call]

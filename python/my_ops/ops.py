@@ -149,10 +149,13 @@ def _autograd(name: str, backward, setup_context=None) -> None:
                 # torch.func runs an autograd.Function from outside the
                 # dispatcher, level by level; from in here nested transforms
                 # would get wrong gradients. The Python API calls it there.
+                # (also reached when torch.compile traces a torch.func
+                # transform: dynamo cannot trace the Function there)
                 raise RuntimeError(
                     f"torch.ops.my_ops.{name}: differentiating through the op under torch.func "
                     f"transforms (grad, vjp, jacrev) needs the Python API: call "
-                    f"my_ops.{name.removesuffix('_backward')} instead")
+                    f"my_ops.{name.removesuffix('_backward')} instead (eagerly: torch.compile "
+                    "cannot trace torch.func transforms over my_ops)")
             return record(*args, *defaults[len(args):])
         with _BelowAutograd():
             return op.redispatch(keyset & _after_autograd, *args)
