@@ -24,10 +24,11 @@ namespace {
 constexpr int kGenericThreads = 256;
 
 // The layouts of each kernel family, from benchmarks/tuning/layouts.cu on an
-// H100 (the backward's from its first version, commit 7fa90a3). Up to 256 threads; rows longer than that take 1024 threads (rms_norm
-// forward) or 512 with 4-8 vectors each (the fused add and the backward,
-// which hold more per vector: measured 9% faster for the fused add at hidden
-// 16384 than 256 threads of 8). Few rows: as many threads as the row allows.
+// H100 (the backward's from its first version, commit 7fa90a3). Up to 256
+// threads; rows longer than that take 1024 threads (rms_norm forward) or 512
+// with 4-8 vectors each (the fused add and the backward, which hold more per
+// vector: measured 9% faster for the fused add at hidden 16384 than 256
+// threads of 8). Few rows: as many threads as the row allows.
 template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
     if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
     return kAdd ? row_layout(nvec, 1, 4, 512, 4) : row_layout(nvec, 1, 8, 1024, 4);
