@@ -29,21 +29,25 @@ BASELINES = {(family, f"host/{mode}"): baseline for mode in MODES
                                       ("fused_add_rms_norm", "eager"))}
 
 
-def _per_call_us(call, device: torch.device) -> float:
+def per_call_us(call, device: torch.device, calls: int = CALLS, warmup: int = 200,
+                synchronize: bool = True) -> float:
+    """Median over REPEATS runs of `calls` calls of the time per call. With
+    synchronize (the default), each run ends with a device synchronisation, so
+    the time is what a caller waits for; without, host time only."""
     def sync():
-        if device.type == "cuda":
+        if synchronize and device.type == "cuda":
             torch.cuda.synchronize()
 
-    for _ in range(200):
+    for _ in range(warmup):
         call()
     sync()
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
-        for _ in range(CALLS):
+        for _ in range(calls):
             call()
         sync()
-        times.append((time.perf_counter() - start) * 1e6 / CALLS)
+        times.append((time.perf_counter() - start) * 1e6 / calls)
     return statistics.median(times)
 
 
@@ -77,7 +81,7 @@ def run(device: torch.device, quick: bool) -> list[Row]:
         with context():
             for family, providers in _cases(device, dtype, mode).items():
                 for provider, call in providers.items():
-                    us = _per_call_us(call, device)
+                    us = per_call_us(call, device)
                     rows.append(Row(str(device), family, f"host/{mode}", dtype_name(dtype),
                                     "x".join(map(str, SHAPE)), provider, us, math.nan,
                                     timing=f"perf_counter over {CALLS} calls"))

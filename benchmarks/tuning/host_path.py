@@ -8,8 +8,8 @@ my_ops.ops._call timed on its own ([1, 4096] tensors, median of runs of
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import sys
+from pathlib import Path
 
 import torch
 import torch.autograd.forward_ad as forward_ad
@@ -19,16 +19,12 @@ import my_ops
 from my_ops import ops
 
 
-def per_call_us(fn, calls: int = 20000, runs: int = 5) -> float:
-    for _ in range(1000):
-        fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - start) * 1e6 / calls)
-    return statistics.median(times)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/
+from bench_host import per_call_us as _timed  # noqa: E402
+
+
+def per_call_us(fn, device: torch.device) -> float:
+    return _timed(fn, device, calls=20000, warmup=1000, synchronize=False)
 
 
 def main() -> None:
@@ -68,7 +64,7 @@ def main() -> None:
     print(f"torch {torch.__version__} on {device}; microseconds per call under torch.no_grad()")
     with torch.no_grad():
         for name, fn in pieces.items():
-            print(f"{per_call_us(fn):8.2f}  {name}")
+            print(f"{per_call_us(fn, torch.device(device)):8.2f}  {name}")
     # grad mode, x requires grad: the forward call and its graph node (no backward)
     xg = x.clone().requires_grad_()
     grad_pieces = {
@@ -78,7 +74,7 @@ def main() -> None:
     }
     print("microseconds per call with x requiring grad")
     for name, fn in grad_pieces.items():
-        print(f"{per_call_us(fn):8.2f}  {name}")
+        print(f"{per_call_us(fn, torch.device(device)):8.2f}  {name}")
     if device == "cuda":
         torch.cuda.synchronize()
 
