@@ -3,14 +3,21 @@
 
 Jobs for self-hosted runners wait up to a day when no runner is online, and
 a waiting run blocks the release and (through its concurrency group) the
-next one. This watches the run's jobs whose names start with JOB_PREFIX:
-once one has been queued for more than GPU_QUEUE_MINUTES, it prints which,
-asks the API to cancel the run, and exits 1. It exits 0 when every such job
-has started (or none will: their builds failed) and the run's other jobs are
-done with them.
+next one. This watches the run's GPU jobs: once one has been queued for more than
+GPU_QUEUE_MINUTES, it prints which, asks the API to cancel the run, and
+exits 1. It exits 0 when every GPU job has started, or when none will (the
+builds they need are done and no GPU job was created).
+
+Job names: a job of a workflow that another workflow calls is named
+"<caller job> / <job>" by the jobs API (release.yml's `wheels` job calls
+this workflow: "wheels / gpu 2.11-cu130", "wheels / gpu-watchdog"). Names
+are compared without that prefix, and only jobs that share the watchdog's
+own prefix count, so the caller's other jobs (which wait for this one) are
+never waited for.
 
 Environment: API_URL, REPOSITORY (owner/name), RUN_ID, TOKEN (actions:
-write), JOB_PREFIX (default "gpu "), GPU_QUEUE_MINUTES (default 45),
+write), JOB_PREFIX (default "gpu "), BUILD_PREFIX (default "build "),
+WATCHDOG_JOB_NAME (default "gpu-watchdog"), GPU_QUEUE_MINUTES (default 45),
 POLL_SECONDS (default 60). Any API that answers like GitHub's REST API works
 (tests/test_ci_scripts.py serves one on 127.0.0.1).
 """
@@ -49,16 +56,27 @@ def parse_time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+def split_name(name: str) -> tuple[str, str]:
+    """("wheels / ", "gpu 2.11-cu130") for a called workflow's job, ("", name) otherwise."""
+    caller, sep, bare = name.rpartition(" / ")
+    return (caller + sep, bare) if sep else ("", name)
+
+
 def main() -> int:
     prefix = os.environ.get("JOB_PREFIX", "gpu ")
+    builds = os.environ.get("BUILD_PREFIX", "build ")
     limit = float(os.environ.get("GPU_QUEUE_MINUTES", "45")) * 60
     poll = float(os.environ.get("POLL_SECONDS", "60"))
     me = os.environ.get("WATCHDOG_JOB_NAME", "gpu-watchdog")
+    quiet_polls = 0  # polls in a row that saw every build done and no GPU job
     while True:
         now = datetime.now(timezone.utc)
         all_jobs = jobs()
-        gpu = [j for j in all_jobs if j["name"].startswith(prefix)]
-        waiting = [j for j in gpu if j["status"] in ("queued", "waiting", "pending")]
+        mine = [split_name(j["name"])[0] for j in all_jobs if split_name(j["name"])[1] == me]
+        group = mine[0] if mine else ""
+        ours = [{**j, "bare": split_name(j["name"])[1]} for j in all_jobs if split_name(j["name"])[0] == group]
+        gpu = [j for j in ours if j["bare"].startswith(prefix) and j["bare"] != me]
+        waiting = [j for j in gpu if j["status"] in ("queued", "waiting", "pending", "requested")]
         stuck = [j for j in waiting if (now - parse_time(j["created_at"])).total_seconds() > limit]
         if stuck:
             names = ", ".join(j["name"] for j in stuck)
@@ -67,12 +85,13 @@ def main() -> int:
                   f"wait for a day. Bring a GPU runner online and re-run the failed jobs.")
             api("POST", "/cancel")
             return 1
-        others_running = [j for j in all_jobs if j["name"] != me and not j["name"].startswith(prefix)
-                          and j["status"] != "completed"]
         if gpu and not waiting:
             print(f"every GPU job has a runner: {', '.join(j['name'] for j in gpu)}")
             return 0
-        if not gpu and not others_running:
+        builds_running = [j for j in ours if j["bare"].startswith(builds) and j["status"] != "completed"]
+        # GPU jobs are created moments after the last build ends: two quiet polls in a row.
+        quiet_polls = quiet_polls + 1 if not gpu and not builds_running else 0
+        if quiet_polls >= 2:
             print("no GPU job was created (their builds failed or were skipped)")
             return 0
         time.sleep(poll)
