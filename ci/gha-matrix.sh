@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The matrices of the wheels workflow's jobs for one GitHub event, as
 # `job=JSON` lines appended to $GITHUB_OUTPUT (printed when it is unset).
+# First checks that every torch wheel and builder image the run will use
+# exists (ci/check-sources.py), and pins each image to the digest it has now.
 #
 #   EVENT=pull_request ci/gha-matrix.sh
 set -euo pipefail
@@ -8,6 +10,11 @@ cd "$(dirname "$0")/.."
 
 event=${EVENT:-push}
 output=${GITHUB_OUTPUT:-/dev/stdout}
+images=$(mktemp)
+trap 'rm -f "$images"' EXIT
+python3 ci/check-sources.py --event "$event" --images-out "$images"
+echo "builder images (pinned for this run):"
+cat "$images"
 for job in build-linux build-windows test-cpu test-gpu; do
-    echo "${job}=$(python3 scripts/matrix.py gha --event "$event" --job "$job")" >>"$output"
+    echo "${job}=$(python3 scripts/matrix.py gha --event "$event" --job "$job" --images "$images")" >>"$output"
 done

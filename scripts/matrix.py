@@ -286,7 +286,8 @@ def arch_list(cuda: str, data: dict[str, Any] | None = None) -> str:
 JOBS = ("build-linux", "build-windows", "test-cpu", "test-gpu")
 
 
-def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
+def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
+               images: dict[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
     """The `strategy.matrix` of one workflow job for a GitHub event.
 
     Pull requests get the pairs of [pull_request] (and the builds serving
@@ -295,6 +296,10 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None) -> dict
     test-cpu: one entry per (pair, platform, oldest and newest Python), naming
       the build whose wheel it installs.
     test-gpu: one entry per Linux pair.
+    Both test jobs also get entries with build "bundle": the label-free wheel
+      of each platform, with the default pair's torch.
+    images: builder image -> digest (ci/check-sources.py): the builds run
+      exactly those bytes, as `image@digest`.
     """
     data = data or load()
     if job not in JOBS:
@@ -317,12 +322,19 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None) -> dict
                                  runner=data["defaults"][f"{platform}_runner"],
                                  torch_install_args=" ".join(torch_install_args(build, platform)),
                                  image=data["cuda"][build.cuda].get(f"{platform}_image", ""))
+                    if entry["image"] and images and entry["image"] in images:
+                        entry["image"] = f"{entry['image']}@{images[entry['image']]}"
                     include.append(entry)
         return {"include": include}
-    for pair in pairs:
+    default = default_pair(data)
+    for pair in pairs + [default]:
         entry = pair.as_dict()
         entry["pip_toolkit"] = " ".join(pair.pip_toolkit)
         entry["platforms"] = ",".join(pair.platforms)
+        if pair is default:
+            # the label-free wheel (PyPI's), made from the default build's by
+            # ci/bundle-wheels.py, tested as itself with the default pair's torch
+            entry["build"] = "bundle"
         if job == "test-cpu":
             for platform in pair.platforms:
                 for python in sorted({pair.python_oldest, pair.python_newest}):
@@ -371,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("gha", help="GitHub Actions matrix JSON of one job")
     p.add_argument("--event", default="push")
     p.add_argument("--job", required=True, choices=JOBS)
+    p.add_argument("--images", type=Path, help="JSON of image -> digest (ci/check-sources.py --images-out)")
     p = sub.add_parser("readme-table", help="Markdown table of supported pairs")
     p.add_argument("--update", type=Path, metavar="README",
                    help="replace the <!-- pairs:begin --> ... <!-- pairs:end --> block of this file")
@@ -407,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "torch-requirement":
         print(torch_requirement(args.torch))
     elif args.command == "gha":
-        print(json.dumps(gha_matrix(args.event, args.job), separators=(",", ":")))
+        images = json.loads(args.images.read_text()) if args.images else None
+        print(json.dumps(gha_matrix(args.event, args.job, images=images), separators=(",", ":")))
     elif args.command == "readme-table":
         if args.update:
             text = args.update.read_text()
