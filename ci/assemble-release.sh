@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Assemble everything a release publishes, from a folder of verified wheels:
 #
-#   ci/assemble-release.sh --wheels DIR [--previous DIR] [--previous-nightly DIR]
+#   ci/assemble-release.sh --wheels DIR [--manifest JSON] [--previous DIR] [--previous-nightly DIR]
 #                          [--out release] [--kind release|nightly] [--files-url URL]
+#
+# --manifest: file name -> sha256 of every wheel the release may publish
+# (ci/bundle-wheels.py, sealed before any test job ran): a wheel under DIR
+# that is not in it, or whose bytes differ, stops the release, and so does a
+# wheel of the manifest that is missing.
 #
 #   release/dist/     every wheel, its PEP 658 .metadata and the sdist: the
 #                     GitHub Release assets
@@ -22,11 +27,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-wheels='' previous='' previous_nightly='' out=release nightly=() files_url=()
+wheels='' manifest='' previous='' previous_nightly='' out=release nightly=() files_url=()
 python=${PYTHON:-.venv/bin/python}
 while [ $# -gt 0 ]; do
     case "$1" in
         --wheels) wheels=$2; shift 2 ;;
+        --manifest) manifest=$2; shift 2 ;;
         --previous) previous=$2; shift 2 ;;
         --previous-nightly) previous_nightly=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
@@ -42,6 +48,20 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$wheels" ] || { echo "$0: --wheels is required" >&2; exit 2; }
+if [ -n "$manifest" ]; then
+    "$python" - "$manifest" "$wheels" <<'PY'
+import hashlib, json, pathlib, sys
+manifest = json.loads(pathlib.Path(sys.argv[1]).read_text())
+found = sorted(pathlib.Path(sys.argv[2]).rglob("my_ops-*.whl"))
+problems = [f"{w}: not sealed by this run's bundle job" for w in found if w.name not in manifest]
+problems += [f"{w}: bytes differ from the sealed sha256" for w in found
+             if w.name in manifest and hashlib.sha256(w.read_bytes()).hexdigest() != manifest[w.name]]
+problems += [f"{name}: sealed but missing" for name in sorted(set(manifest) - {w.name for w in found})]
+for problem in problems:
+    print(f"::error::{problem}")
+sys.exit(1 if problems else 0)
+PY
+fi
 
 rm -rf "$out"
 mkdir -p "$out/dist" "$out/pypi" "$out/site"

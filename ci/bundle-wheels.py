@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Seal a run's built wheels and make each platform's label-free wheel from them.
+
+    ci/bundle-wheels.py --event push --wheels built/ --out bundles/ [--manifest manifest.json]
+
+--wheels holds the build jobs' artifacts (any folder layout). Every wheel in
+it must be one this event's matrix builds (scripts/matrix.py gha), with this
+run's version: anything else (a wheel some other job slipped in) fails.
+For each platform whose default build is there, the label-free wheel (what
+PyPI gets) is made from that tested build's wheel: the same files, the
+version without its local label (no second compilation). It is written to
+OUT/bundle-PLATFORM/, and is itself tested by the CPU and GPU jobs.
+
+The manifest (file name -> sha256 of every labelled and label-free wheel) is
+printed as `manifest=JSON` to $GITHUB_OUTPUT: a job output cannot change
+after this job, so the release publishes exactly these bytes
+(ci/assemble-release.sh --manifest), whatever a later job uploads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import re
+import sys
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import matrix  # noqa: E402
+import metadata_provider  # noqa: E402
+
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def expected_wheels(event: str, version: str) -> dict[str, tuple[str, str]]:
+    """File name -> (build name, platform) of every wheel the event's build jobs make."""
+    expected = {}
+    for job in ("build-linux", "build-windows"):
+        for entry in matrix.gha_matrix(event, job)["include"]:
+            name = f"my_ops-{version}+{entry['label']}-cp39-abi3-{entry['platform_tag']}.whl"
+            expected[name] = (entry["name"], entry["platform"])
+    return expected
+
+
+def record_line(path: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
+def without_label(source: Path, out: Path) -> Path:
+    """The wheel `source` with its local version label removed; every other byte of its files kept."""
+    match = re.match(r"my_ops-([^-+]+)\+[^-]+-(.+)\.whl$", source.name)
+    if not match:
+        raise SystemExit(f"{source.name}: not a labelled my_ops wheel")
+    version, tags = match.groups()
+    target = out / f"my_ops-{version}-{tags}.whl"
+    out.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(source) as src:
+        old_info = next(n.split("/")[0] for n in src.namelist() if n.endswith(".dist-info/METADATA"))
+        new_info = f"my_ops-{version}.dist-info"
+        files = []
+        for item in src.infolist():
+            name = item.filename.replace(old_info + "/", new_info + "/", 1)
+            if name == f"{new_info}/RECORD":
+                continue
+            data = src.read(item)
+            if name == f"{new_info}/METADATA":
+                data = re.sub(rb"^Version: .*$", f"Version: {version}".encode(), data, count=1, flags=re.M)
+            elif name == "my_ops/_build_info.json":
+                info = json.loads(data)
+                info.update(version=version, label="")
+                data = (json.dumps(info, indent=2, sort_keys=True) + "\n").encode()
+            files.append((name, data, item.external_attr))
+    record = "\n".join([record_line(n, d) for n, d, _ in files] + [f"{new_info}/RECORD,,", ""])
+    files.append((f"{new_info}/RECORD", record.encode(), 0o644 << 16))
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as dst:
+        for name, data, attributes in files:
+            info = zipfile.ZipInfo(name, ZIP_DATE)
+            info.external_attr = attributes
+            info.compress_type = zipfile.ZIP_DEFLATED
+            dst.writestr(info, data)
+    return target
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--event", required=True)
+    parser.add_argument("--wheels", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--manifest", type=Path, help="also write the manifest here")
+    args = parser.parse_args()
+    version = metadata_provider.base_version()
+    expected = expected_wheels(args.event, version)
+    found = sorted(args.wheels.rglob("*.whl"))
+    unexpected = [w.name for w in found if w.name not in expected]
+    if unexpected:
+        print(f"::error::wheels that no build of this run makes: {', '.join(unexpected)}")
+        return 1
+    missing = sorted(set(expected) - {w.name for w in found})
+    for name in missing:
+        print(f"missing (its build failed): {name}")
+    default = matrix.find_build(matrix.load()["defaults"]["default_pair"]).name
+    manifest = {w.name: sha256(w) for w in found}
+    for wheel in found:
+        build, platform = expected[wheel.name]
+        if build == default:
+            bundle = without_label(wheel, args.out / f"bundle-{platform}")
+            manifest[bundle.name] = sha256(bundle)
+            print(f"label-free wheel for {platform}: {bundle.name} (from {wheel.name})")
+    text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+    if args.manifest:
+        args.manifest.write_text(text + "\n")
+    with open(os.environ.get("GITHUB_OUTPUT", "/dev/stdout"), "a") as output:
+        output.write(f"manifest={text}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
