@@ -4,6 +4,7 @@
 #   kind             release (a v* tag) or nightly
 #   nightly-version  YYYYMMDDHHMM (UTC) for nightlies, else empty: the wheels
 #                    become 1.0.(patch+1).devYYYYMMDDHHMM, unique per run
+#   version          the version the run's wheels get (1.0.0, 1.0.1.devYYYYMMDDHHMM)
 #   publish          true only in the canonical repository (scripts/matrix.toml),
 #                    for a v* tag, the nightly schedule, or a manual run on
 #                    main: forks and other branches run everything as a dry
@@ -37,5 +38,7 @@ output=${GITHUB_OUTPUT:-/dev/stdout}
 {
     echo "kind=$kind"
     echo "nightly-version=$nightly_version"
+    echo "version=$(MY_OPS_NIGHTLY=$nightly_version python3 -c 'import sys; sys.path.insert(0, "scripts")
+import metadata_provider; print(metadata_provider.base_version())')"
     echo "publish=$publish"
 } >>"$output"

@@ -3,7 +3,8 @@
 # stays) and run the whole suite with every CUDA test required to run.
 #
 #   ci/test-gpu.sh [WHEEL] [-- pytest args]
-# Environment: PYTHON (default python3); MY_OPS_SANITIZE=1 also runs the CUDA
+# Environment: PYTHON (default python3); PAIR (e.g. 2.13-cu130): the torch
+# installed must be that pair's, checked before any test; MY_OPS_SANITIZE=1 also runs the CUDA
 # tests of two modules under compute-sanitizer memcheck;
 # MY_OPS_FOREIGN_ARCH_WHEEL, a wheel built without this GPU's SM (e.g.
 # TORCH_CUDA_ARCH_LIST=8.0 on a Hopper runner), enables the end-to-end test
@@ -18,6 +19,7 @@ wheel=${1:-}
 if [ -z "$wheel" ]; then
     wheel=$(ci/newest-wheel.sh dist)
 fi
+[ -z "${PAIR:-}" ] || ci/check-torch.sh "$python" "$PAIR"
 "$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
 # The driver must run the wheel's CUDA: say so plainly, before any test fails
 # with "CUDA driver version is insufficient".

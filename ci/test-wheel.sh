@@ -33,6 +33,7 @@ vpy="$venv/bin/python"
 "$vpy" -m pip install --quiet --upgrade pip
 "$vpy" -m pip install --quiet "${torch_args[@]}" "pytest>=8" "numpy>=1.26" "expecttest>=0.2" "hypothesis>=6"
 torch_before=$("$vpy" -c 'import torch; print(torch.__version__)')
+ci/check-torch.sh "$vpy" "$pair"
 
 echo "== pip install $(basename "$wheel")"
 "$vpy" -m pip install --quiet "$wheel"

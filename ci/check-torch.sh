@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Fail unless PYTHON's torch is the one a pair names (its minor and its CUDA
+# version): a test job that installed another variant would pass silently.
+#
+#   ci/check-torch.sh PYTHON PAIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${1:?usage: $0 PYTHON PAIR} pair=${2:?usage: $0 PYTHON PAIR}
+want_torch=$(python3 scripts/matrix.py pair "$pair" --field torch)
+want_cuda=$(python3 scripts/matrix.py pair "$pair" --field cuda)
+read -r got_torch got_cuda < <("$python" -c '
+import torch
+print(".".join(torch.__version__.split("+")[0].split(".")[:2]), torch.version.cuda or "none")')
+got_cuda=$(echo "$got_cuda" | cut -d. -f1-2)
+if [ "$got_torch" != "$want_torch" ] || [ "$got_cuda" != "$want_cuda" ]; then
+    echo "$0: pair $pair needs torch $want_torch with CUDA $want_cuda, but $python has torch $got_torch with CUDA $got_cuda" >&2
+    exit 1
+fi
+echo "== torch $got_torch, CUDA $got_cuda: the torch of $pair"
