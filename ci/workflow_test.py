@@ -13,16 +13,23 @@ What stands in for what cannot run here:
   - every action is a recording stand-in (composite actions under
     --local-repository); upload/download-artifact really move files through
     a store, so a job whose wheel was not built fails to download it;
-  - the ci/ steps that need Docker, Windows, a GPU or GitHub are recorders:
-    build-pair.sh (makes each build's wheel from the real dist/ wheel, with
-    that build's version, label and build info; the default build's wheel is
-    the real one, verified by the real ci/verify-wheel.py), test-wheel.sh
-    (checks that the wheel it got serves its pair), test-gpu.sh,
-    setup-venv.sh, windows-setup.sh, check-cuda-toolkit.sh, gpu-watchdog.py,
-    fetch-released-wheels.sh (an earlier release) and publish-github-release.sh;
-  - real: gha-matrix.sh and scripts/matrix.py, release-plan.sh,
-    assemble-release.sh (sdist, SHA256SUMS, the index) and make_index.py.
-Injected failures come in through environment variables the recorders read.
+  - the ci/ steps that need Docker, Windows, a GPU or a hosted runner are
+    recorders: build-pair.sh (makes each build's wheel from the real dist/
+    wheel, with that build's version, label and build info; the default
+    build's wheel is the real one, verified by the real ci/verify-wheel.py),
+    test-wheel.sh (checks that the wheel it got serves its pair),
+    test-gpu.sh, setup-venv.sh, windows-setup.sh, check-cuda-toolkit.sh,
+    free-disk.sh, fetch-released-wheels.sh (an earlier release) and
+    publish-github-release.sh;
+  - real: gha-matrix.sh with check-sources.py and scripts/matrix.py,
+    release-plan.sh, preflight.py, gpu-watchdog.py, in-container.sh,
+    bundle-wheels.py, assemble-release.sh (sdist, SHA256SUMS, the index),
+    make_index.py and verify-published.sh, the ones that talk to GitHub or
+    an index against ci/workflow_standins.py on 127.0.0.1 (GitHub's REST API
+    with called-workflow job names and environment deployment rules,
+    PyTorch's index, PyPI, a registry, Pages and the release's assets).
+Injected failures come in through the stand-ins' state and through
+environment variables the recorders read.
 """
 
 from __future__ import annotations
@@ -40,11 +47,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "ci"))
 import matrix  # noqa: E402
+import workflow_standins  # noqa: E402
 
 ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
 RECORDED_STEPS = ["ci/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/setup-venv.sh",
-                  "ci/windows-setup.sh", "ci/check-cuda-toolkit.sh", "ci/gpu-watchdog.py",
+                  "ci/windows-setup.sh", "ci/check-cuda-toolkit.sh", "ci/free-disk.sh",
                   "ci/fetch-released-wheels.sh", "ci/publish-github-release.sh"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "self-hosted"]
 
@@ -110,7 +119,7 @@ def stand_in(name: str) -> int:
         files = [p for p in source.rglob("*") if p.is_file()] if source.is_dir() else []
         if not files:
             print(f"no files at {inputs['path']}", file=sys.stderr)
-            return 1
+            return 0 if inputs.get("if-no-files-found") in ("warn", "ignore") else 1
         target = store / inputs["name"]
         if target.exists():
             print(f"artifact {inputs['name']} uploaded twice", file=sys.stderr)
@@ -202,7 +211,8 @@ def recorded_step(step: str, args: list[str]) -> int:
             return 1
         wheel = wheels[0]
         info = json.loads(zipfile.ZipFile(wheel).read("my_ops/_build_info.json"))
-        serves = info["label"] == pair.label and info["abi"] == pair.abi and \
+        label = info["label"] or matrix.default_pair().label  # the label-free wheel: the default build's files
+        serves = label == pair.label and info["abi"] == pair.abi and \
             matrix.find_build(pair.name).torch == ".".join(info["torch_version"].split(".")[:2])
         record("tested", pair=pair.name, wheel=wheel.name, serves=serves)
         return 0 if serves else 1
@@ -211,10 +221,21 @@ def recorded_step(step: str, args: list[str]) -> int:
         if pair in env.get("INJECT_FAIL_GPU", "").split(","):
             print(f"injected failure: the GPU tests of {pair} fail", file=sys.stderr)
             return 1
+        if env.get("INJECT_ROGUE_WHEEL") == "1":
+            # a compromised GPU job adds an artifact: PyPI's file name, other bytes
+            sealed = sorted(Path("wheelhouse").glob("my_ops-*.whl"))[0]
+            rogue = Path(env["ARTIFACTS"]) / "wheel-rogue"
+            rogue.mkdir(exist_ok=True)
+            name = re.sub(r"\+[^-]+", "", sealed.name)
+            (rogue / name).write_bytes(sealed.read_bytes() + b"rogue")
+            record("rogue", wheel=name)
         return 0
     if step == "ci/setup-venv.sh":
-        if "--venv" not in args:  # the repository's own .venv: the real one
-            Path(".venv").is_symlink() or Path(".venv").symlink_to(Path(env["REAL_PYTHON"]).parent.parent)
+        # the real venv (its torch is the default pair's), where the job asks for one
+        venv = Path(args[args.index("--venv") + 1]) if "--venv" in args else Path(".venv")
+        if not venv.exists():
+            venv.parent.mkdir(parents=True, exist_ok=True)
+            venv.symlink_to(Path(env["REAL_PYTHON"]).parent.parent)
         return 0
     if step == "ci/fetch-released-wheels.sh":
         if env.get("INJECT_FAIL_FETCH") == "1":
@@ -227,7 +248,7 @@ def recorded_step(step: str, args: list[str]) -> int:
         else:
             out.mkdir(parents=True, exist_ok=True)
         return 0
-    return 0  # windows-setup, check-cuda-toolkit, gpu-watchdog, publish-github-release: recorded only
+    return 0  # windows-setup, check-cuda-toolkit, free-disk, publish-github-release: recorded only
 
 
 def install_recorders(repo: Path) -> None:
@@ -242,7 +263,7 @@ def install_recorders(repo: Path) -> None:
 
 
 # ------------------------------------------------------------- scenarios
-def scratch_copy(base: Path) -> Path:
+def scratch_copy(base: Path, api_url: str) -> Path:
     repo = base / "repo"
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                            capture_output=True, check=True).stdout.decode().split("\0")
@@ -254,7 +275,9 @@ def scratch_copy(base: Path) -> Path:
     for workflow in (repo / ".github/workflows").glob("*.yml"):
         # No Docker here: the container jobs run on the host.
         text = re.sub(r"^    container: .*\n", "", workflow.read_text(), flags=re.M)
-        workflow.write_text(text)
+        # GitHub's API and web server (release downloads) are the stand-ins'
+        text = text.replace("${{ github.api_url }}", f"{api_url}/api")
+        workflow.write_text(text.replace("${{ github.server_url }}", api_url))
     install_recorders(repo)
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
@@ -265,10 +288,12 @@ def scratch_copy(base: Path) -> Path:
 
 
 def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: str, payload: dict,
-            env: dict, stand_ins: list[str]) -> dict:
+            env: dict, stand_ins: list[str], servers: workflow_standins.StandIns) -> dict:
     work = base / name
     work.mkdir()
     (work / "artifacts").mkdir()
+    servers.state["release_dir"] = str(work / "artifacts" / "release")
+    servers.state["cancelled"] = False
     record_file = work / "record.jsonl"
     record_file.touch()
     event_file = work / "event.json"
@@ -276,7 +301,8 @@ def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: s
     variables = {"RECORD": str(record_file), "ARTIFACTS": str(work / "artifacts"), "SCRATCH_REPO": str(repo),
                  "WORKFLOW_TEST": str(Path(__file__).resolve()), **env}
     command = [act, event, "-W", f".github/workflows/{workflow}", "-e", str(event_file), "--action-offline-mode",
-               "--concurrent-jobs", "1", *stand_ins]
+               "--concurrent-jobs", "1", "-s", "GITHUB_TOKEN=stand-in", "-s", "PREFLIGHT_TOKEN=stand-in",
+               *stand_ins]
     for label in LABELS:
         command += ["-P", f"{label}=-self-hosted"]
     for key, value in variables.items():
@@ -298,7 +324,8 @@ def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: s
                 jobs.setdefault(job, "succeeded")
     records = [json.loads(line) for line in record_file.read_text().splitlines()]
     return {"jobs": jobs, "records": records, "returncode": result.returncode, "log": work / "act.log",
-            "artifacts": sorted(p.name for p in (work / "artifacts").iterdir())}
+            "artifacts": sorted(p.name for p in (work / "artifacts").iterdir()),
+            "cancelled": servers.state["cancelled"]}
 
 
 class Checks:
@@ -317,10 +344,13 @@ class Checks:
 JOB_PATTERNS = {
     "build-linux": r"build \S+ linux(-aarch64)?-\d+$",
     "build-windows": r"build \S+ windows-\d+$",
-    "test-cpu": r"test \S+ \S+ py",
+    "test-cpu": r"test \S+ \S+ \S+ py",
     "test-gpu": r"gpu \d",
     "gpu-watchdog": r"gpu-watchdog$",
     "assemble": r"assemble$",
+    "matrix": r"^matrix \(",
+    "preflight": r"^preflight \(",
+    "verify": r"^verify what was published$",
 }
 
 
@@ -328,6 +358,23 @@ def job_names(run: dict, job: str, result: str | None = None) -> list[str]:
     pattern = JOB_PATTERNS.get(job, job + "$")
     return [j for j, r in run["jobs"].items()
             if re.search(pattern, j.split("/")[-1].strip()) and (result is None or r == result)]
+
+
+def every_torch_wheel() -> list[str]:
+    """The file names of every torch wheel any event's run installs, as the indexes name them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_sources", ROOT / "ci/check-sources.py")
+    check_sources = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_sources)
+    files = {"linux": "manylinux_2_28_x86_64", "linux-aarch64": "manylinux_2_28_aarch64", "windows": "win_amd64"}
+    names = set()
+    for event in ("pull_request", "push"):
+        for version, label, on_pypi, platform, python in check_sources.needed(event)[0]:
+            tag = "cp" + python.replace(".", "")
+            local = "" if on_pypi and platform == "linux" else f"+{label}"
+            names.add(f"torch-{version}{local}-{tag}-{tag}-{files[platform]}.whl")
+    return sorted(names)
 
 
 def main() -> int:
@@ -351,9 +398,15 @@ def main() -> int:
 
     base = Path(tempfile.mkdtemp(prefix="workflow-test-")) if not args.keep else args.keep
     base.mkdir(parents=True, exist_ok=True)
-    repo = scratch_copy(base)
+    servers = workflow_standins.StandIns()
+    repo = scratch_copy(base, servers.url)
     stand_ins = write_stand_ins(repo / ".github/workflows", base / "stand-ins")
-    env = {"REAL_WHEEL": str(args.wheel.resolve()), "REAL_PYTHON": sys.executable}
+    env = {"REAL_WHEEL": str(args.wheel.resolve()), "REAL_PYTHON": sys.executable,
+           "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
+           "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
+           "INDEX_URL": f"{servers.url}/site", "RELEASES_URL": f"{servers.url}/my-ops/my_ops/releases/download",
+           "WAIT_SECONDS": "0", "POLL_SECONDS": "1"}
+    torch_wheels = every_torch_wheel()
     checks = Checks()
     data = matrix.load()
     push_pairs = matrix.all_pairs(data)
@@ -380,12 +433,28 @@ def main() -> int:
                                {"INJECT_FAIL_GPU": "2.13-cu130"}),
         "tag-fetch-fails": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
                             {"INJECT_FAIL_FETCH": "1"}),
+        # the failures ci/check-sources.py, ci/preflight.py, ci/gpu-watchdog.py and the seal must catch
+        "tag-torch-missing": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "tag-pages-refuses": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "tag-gpu-stuck": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "tag-rogue-wheel": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                            {"INJECT_ROGUE_WHEEL": "1"}),
     }
+    missing_torch = f"torch-{matrix.find_pair('2.13-cu126').torch_build_version}+cu126-cp314-cp314-win_amd64.whl"
     wanted = args.only.split(",") if args.only else list(scenarios)
     for name in wanted:
         event, workflow, payload, extra = scenarios[name]
         print(f"== {name}: act {event} {workflow}")
-        run = run_act(args.act, repo, base, name, event, workflow, payload, {**env, **extra}, stand_ins)
+        state = servers.state
+        state.update(workflow_standins.default_state())
+        state["torch_wheels"] = set(torch_wheels) - ({missing_torch} if name == "tag-torch-missing" else set())
+        state["environments"] = {"github-pages": workflow_standins.PAGES_DEFAULT if name == "tag-pages-refuses"
+                                 else workflow_standins.PAGES_WITH_TAGS}
+        caller = "wheels / " if workflow == "release.yml" else ""
+        gpu_name = f"{caller}gpu {matrix.default_pair().name} {matrix.default_pair().build}"
+        state["gpu_jobs"] = [(f"{caller}gpu-watchdog", "in_progress", 1),
+                             (gpu_name, "queued" if name == "tag-gpu-stuck" else "completed", 50)]
+        run = run_act(args.act, repo, base, name, event, workflow, payload, {**env, **extra}, stand_ins, servers)
         c = lambda ok, what: checks.check(name, ok, what)  # noqa: E731
         ran = lambda prefix, result=None: job_names(run, prefix, result)  # noqa: E731
         tested = [r for r in run["records"] if r["kind"] == "tested"]
@@ -412,40 +481,48 @@ def main() -> int:
             c(ran("build-windows", "failed") != [] and len(ran("build-linux", "succeeded")) == expected("push", "build-linux"),
               "the Windows cu130 build fails, every Linux build succeeds")
             broken = [e for e in matrix.gha_matrix("push", "test-cpu", data)["include"]
-                      if e["build"] == "cu130" and e["platform"] == "windows"]
+                      if e["build"] in ("cu130", "bundle") and e["platform"] == "windows"]
             c(len(tested) == expected("push", "test-cpu") - len(broken),
               f"every other pair is still tested ({len(tested)}); only the {len(broken)} that need the missing wheel fail")
             c(len(ran("test-cpu", "failed")) == len(broken), "the CPU tests of the missing wheel fail, clearly")
         elif name in ("tag", "nightly"):
             kind = "release" if name == "tag" else "nightly"
             c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
-            c([r["args"][:2] for r in published] == [["upload", kind], ["finalize", kind]],
-              f"the GitHub Release: a draft upload, then {'public' if kind == 'release' else 'the nightly tag moves'} last")
+            c([(r["job"], r["args"][:2]) for r in published] ==
+              [("github-release", ["upload", kind]), ("github-release", ["finalize", kind])],
+              "the GitHub Release: uploaded as a draft, then made public, in one job")
             c(bool(pypi) == (kind == "release"), "PyPI gets the release only")
             if pypi:
                 c(pypi[0]["inputs"].get("packages-dir") == "release/pypi/" and pypi[0]["job"] == "pypi",
                   "PyPI publishing runs in its own job")
             c(len(pages) == 1, "Pages get the index")
+            c(ran("preflight", "succeeded") != [], "the preflight reads the stand-in's settings and passes")
             order = [r["job"] for r in run["records"] if r["kind"] in ("step", "action") and r["job"] in
-                     ("github-release", "pypi", "pages", "finalize")]
+                     ("github-release", "pypi", "pages", "verify")]
             firsts = list(dict.fromkeys(order))
-            c(firsts == (["github-release", "pypi", "pages", "finalize"] if kind == "release"
-                         else ["github-release", "pages", "finalize"]), f"publishing order {firsts}")
+            c(firsts == (["github-release", "pages", "verify", "pypi"] if kind == "release"
+                         else ["github-release", "pages", "verify"]), f"publishing order {firsts}")
+            c(ran("verify", "succeeded") != [],
+              "the published index and release install and pass the smoke test (ci/verify-published.sh)")
+            pypi_files = sorted((base / name / "artifacts" / "release" / "pypi").glob("*.whl"))
+            tested_names = {t["wheel"] for t in tested}
+            c(bool(pypi_files) and all(f.name in tested_names for f in pypi_files),
+              f"PyPI's wheels are ones the CPU tests ran ({[f.name for f in pypi_files]})")
             builds = len(ran("build-linux", "succeeded")) + len(ran("build-windows", "succeeded"))
             c(builds == expected("push", "build-linux") + expected("push", "build-windows"),
               f"every wheel is built once ({builds} builds)")
             uploaded = [r for r in run["records"] if r.get("action") == "upload-artifact"
                         and r["inputs"].get("name") == "release"]
             c(bool(uploaded), "the release folder is assembled")
-            want = (rf"my_ops-{re.escape((ROOT / 'VERSION').read_text().strip())}\+" if kind == "release"
-                    else r"my_ops-\d+\.\d+\.\d+\.dev\d{12}\+")
+            want = (rf"my_ops-{re.escape((ROOT / 'VERSION').read_text().strip())}[+-]" if kind == "release"
+                    else r"my_ops-\d+\.\d+\.\d+\.dev\d{12}[+-]")
             c(bool(tested) and all(re.match(want, t["wheel"]) for t in tested),
               f"every tested wheel has the {kind} version ({tested[0]['wheel'] if tested else 'none'})")
             release = base / name / "artifacts" / "release"
             version = f"v{(ROOT / 'VERSION').read_text().strip()}" if kind == "release" else "nightly"
             root = release / "site" / "whl" / ("nightly" if kind == "nightly" else "")
             page = root / "torch2.13" / "cu130" / "my-ops" / "index.html"
-            c(page.is_file() and f"https://github.com/my-ops/my_ops/releases/download/{version}/my_ops-"
+            c(page.is_file() and f"{servers.url}/my-ops/my_ops/releases/download/{version}/my_ops-"
               in page.read_text() and "#sha256=" in page.read_text(),
               "the index pages link the release assets (absolute URLs with sha256)")
             c(not list((release / "site").rglob("*.whl")), "the Pages site holds no wheel")
@@ -454,6 +531,23 @@ def main() -> int:
                 earlier = release / "site" / "whl" / "torch2.10" / "cu126" / "my-ops" / "index.html"
                 c(earlier.is_file() and "/releases/download/v0.9.0/my_ops-0.9.0%2Bcu126" in earlier.read_text(),
                   "an earlier release stays indexed")
+        elif name in ("tag-torch-missing", "tag-pages-refuses", "tag-gpu-stuck", "tag-rogue-wheel"):
+            c(run["returncode"] != 0, "the run fails")
+            c(not published and not pypi and not pages, "nothing is published")
+            built = ran("build-linux") + ran("build-windows")
+            if name == "tag-torch-missing":
+                c(ran("matrix", "failed") != [] and not built,
+                  f"the matrix job finds {missing_torch} missing; nothing is built")
+            elif name == "tag-pages-refuses":
+                c(ran("preflight", "failed") != [] and not built,
+                  "the preflight finds that github-pages refuses the tag; nothing is built")
+            elif name == "tag-gpu-stuck":
+                c(ran("gpu-watchdog", "failed") != [] and run["cancelled"],
+                  "the watchdog sees the caller-prefixed GPU job stuck in the queue and cancels the run")
+            else:
+                rogue = [r for r in run["records"] if r["kind"] == "rogue"]
+                c(bool(rogue) and ran("assemble", "failed") != [],
+                  "a wheel a GPU job slipped in stops the assembly (not in the sealed manifest)")
         elif name in ("tag-gpu-test-fails", "tag-fetch-fails"):
             c(run["returncode"] != 0, "the run fails")
             c(not published and not pypi and not pages, "nothing is published")

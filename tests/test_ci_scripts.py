@@ -58,26 +58,54 @@ def _job(name: str, status: str, minutes_ago: float) -> dict:
     return {"name": name, "status": status, "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
-def test_watchdog_cancels_a_run_whose_gpu_jobs_find_no_runner():
-    api = FakeRunApi([_job("gpu 2.11-cu130", "queued", 50), _job("gpu 2.12-cu130", "in_progress", 50),
-                      _job("test 2.11-cu130 linux py3.10", "completed", 60)])
+# As the jobs API names them: bare in a run of wheels.yml, prefixed with the
+# caller's job ("wheels / ") when release.yml calls it.
+CALLERS = pytest.mark.parametrize("caller", ["", "wheels / "])
+
+
+@CALLERS
+def test_watchdog_cancels_a_run_whose_gpu_jobs_find_no_runner(caller):
+    api = FakeRunApi([_job(f"{caller}gpu 2.11-cu130", "queued", 50), _job(f"{caller}gpu 2.12-cu130", "in_progress", 50),
+                      _job(f"{caller}test 2.11-cu130 linux py3.10", "completed", 60),
+                      _job(f"{caller}gpu-watchdog", "in_progress", 55)])
     result = api.run_watchdog("45")
     assert result.returncode == 1
-    assert "no self-hosted GPU runner" in result.stdout and "gpu 2.11-cu130" in result.stdout
+    assert "no self-hosted GPU runner" in result.stdout and f"{caller}gpu 2.11-cu130" in result.stdout
     assert api.cancelled
 
 
-def test_watchdog_passes_once_every_gpu_job_has_a_runner():
-    api = FakeRunApi([_job("gpu 2.11-cu130", "in_progress", 50), _job("gpu 2.12-cu130", "completed", 50)])
+@CALLERS
+def test_watchdog_passes_once_every_gpu_job_has_a_runner(caller):
+    api = FakeRunApi([_job(f"{caller}gpu 2.11-cu130", "in_progress", 50), _job(f"{caller}gpu 2.12-cu130", "completed", 50),
+                      _job(f"{caller}gpu-watchdog", "in_progress", 55)])
     result = api.run_watchdog("45")
     assert result.returncode == 0 and not api.cancelled
     assert "every GPU job has a runner" in result.stdout
 
 
-def test_watchdog_passes_when_no_gpu_job_will_run():
-    api = FakeRunApi([_job("build cu130 linux", "completed", 30)])
+@CALLERS
+def test_watchdog_passes_when_no_gpu_job_will_run(caller):
+    # The caller's own jobs (plan done, assemble waiting for this run) are not waited for.
+    api = FakeRunApi([_job(f"{caller}build cu130 linux", "completed", 30), _job(f"{caller}gpu-watchdog", "in_progress", 30),
+                      _job("plan", "completed", 40), _job("assemble", "pending", 1)])
     result = api.run_watchdog("45")
-    assert result.returncode == 0 and not api.cancelled
+    assert result.returncode == 0 and not api.cancelled, result.stdout + result.stderr
+    assert "no GPU job was created" in result.stdout
+
+
+def test_watchdog_waits_while_builds_run():
+    """No GPU job yet and a build still running: not done; a stuck GPU job later still counts."""
+    api = FakeRunApi([_job("wheels / build cu130 linux", "in_progress", 30),
+                      _job("wheels / gpu-watchdog", "in_progress", 30)])
+    env = {**os.environ, "API_URL": api.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
+           "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            subprocess.run([sys.executable, str(ROOT / "ci/gpu-watchdog.py")], env=env, capture_output=True,
+                           timeout=2)
+    finally:
+        api.server.shutdown()
+    assert not api.cancelled
 
 
 @pytest.mark.parametrize("event,ref,repository,kind,publish", [
@@ -102,3 +130,136 @@ def test_release_plan_refuses_a_tag_that_is_not_the_version():
     result = subprocess.run(["bash", str(ROOT / "ci/release-plan.sh")], capture_output=True, text=True,
                             env={**os.environ, "EVENT": "push", "REF": "refs/tags/v9.9.9", "REPOSITORY": "my-ops/my_ops"})
     assert result.returncode != 0 and "does not match VERSION" in result.stderr
+
+
+# ------------------------------------------------ release guards (stand-ins)
+sys.path.insert(0, str(ROOT / "ci"))
+import workflow_standins  # noqa: E402
+
+
+@pytest.fixture
+def stand_ins():
+    servers = workflow_standins.StandIns()
+    yield servers
+    servers.close()
+
+
+def _run(script: str, servers, extra: dict, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "API_URL": f"{servers.url}/api", "REPOSITORY": "my-ops/my_ops", "TOKEN": "t",
+           "ADMIN_TOKEN": "t", "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
+           "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token", **extra}
+    return subprocess.run([sys.executable, str(ROOT / script), *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def _all_torch_wheels() -> set[str]:
+    sys.path.insert(0, str(ROOT / "ci"))
+    import workflow_test
+
+    return set(workflow_test.every_torch_wheel())
+
+
+def test_check_sources_passes_when_everything_exists_and_pins_images(stand_ins, tmp_path):
+    stand_ins.state["torch_wheels"] = _all_torch_wheels()
+    result = _run("ci/check-sources.py", stand_ins, {}, "--event", "push", "--images-out", str(tmp_path / "i.json"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    images = json.loads((tmp_path / "i.json").read_text())
+    assert images and all(d.startswith("sha256:") and len(d) == 71 for d in images.values())
+
+
+def test_check_sources_names_a_torch_wheel_pytorch_does_not_publish(stand_ins):
+    wheels = _all_torch_wheels()
+    gone = next(w for w in sorted(wheels) if "+cu126" in w and "aarch64" in w)
+    stand_ins.state["torch_wheels"] = wheels - {gone}
+    result = _run("ci/check-sources.py", stand_ins, {}, "--event", "push")
+    assert result.returncode == 1
+    assert "no such wheel" in result.stdout and "aarch64" in result.stdout
+
+
+def test_check_sources_names_a_missing_image(stand_ins):
+    stand_ins.state["torch_wheels"] = _all_torch_wheels()
+    result = _run("ci/check-sources.py", stand_ins, {"REGISTRY_URL": f"{stand_ins.url}/nowhere"}, "--event", "push")
+    assert result.returncode == 1 and "no such image" in result.stdout
+
+
+@pytest.mark.parametrize("kind,ref,pages,ok", [
+    ("release", "refs/tags/v1.0.0", workflow_standins.PAGES_WITH_TAGS, True),
+    ("release", "refs/tags/v1.0.0", workflow_standins.PAGES_DEFAULT, False),  # GitHub's default: main only
+    ("nightly", "refs/heads/main", workflow_standins.PAGES_DEFAULT, True),
+    ("release", "refs/tags/v1.0.0", {"deployment_branch_policy": {"protected_branches": True,
+                                                                  "custom_branch_policies": False}}, False),
+])
+def test_preflight_reads_the_pages_environment_rules(stand_ins, kind, ref, pages, ok):
+    stand_ins.state["environments"] = {"github-pages": pages}
+    result = _run("ci/preflight.py", stand_ins, {"KIND": kind, "REF": ref})
+    assert (result.returncode == 0) == ok, result.stdout
+    if not ok:
+        assert "github-pages" in result.stdout and "v*" in result.stdout
+
+
+@pytest.mark.parametrize("setting,value,kind,message", [
+    ("approval", "first_time_contributors", "release", "Require approval for all external contributors"),
+    ("immutable", True, "nightly", "immutable releases are on"),
+    ("pages", None, "release", "Source to 'GitHub Actions'"),
+    ("pages", {"build_type": "legacy"}, "release", "builds from a branch"),
+])
+def test_preflight_stops_on_each_setting_that_would_refuse_a_step(stand_ins, setting, value, kind, message):
+    stand_ins.state["environments"] = {"github-pages": workflow_standins.PAGES_WITH_TAGS}
+    stand_ins.state[setting] = value
+    ref = "refs/tags/v1.0.0" if kind == "release" else "refs/heads/main"
+    result = _run("ci/preflight.py", stand_ins, {"KIND": kind, "REF": ref})
+    assert result.returncode == 1 and message in result.stdout, result.stdout
+
+
+def test_preflight_without_the_admin_token_says_which_secret(stand_ins):
+    stand_ins.state["environments"] = {"github-pages": workflow_standins.PAGES_WITH_TAGS}
+    result = _run("ci/preflight.py", stand_ins, {"KIND": "release", "REF": "refs/tags/v1.0.0", "ADMIN_TOKEN": ""})
+    assert result.returncode == 1 and "PREFLIGHT_TOKEN" in result.stdout
+
+
+def test_preflight_environment_rule_for_another_tag_pattern_refuses(stand_ins):
+    stand_ins.state["environments"] = {
+        "github-pages": workflow_standins.PAGES_WITH_TAGS,
+        "pypi": {"deployment_branch_policy": {"protected_branches": False, "custom_branch_policies": True},
+                 "policies": [{"name": "release-*", "type": "tag"}]}}
+    result = _run("ci/preflight.py", stand_ins, {"KIND": "release", "REF": "refs/tags/v1.0.0"})
+    assert result.returncode == 1 and "'pypi'" in result.stdout
+
+
+def _wheel(path: Path, version: str, extra: bytes = b"") -> Path:
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("my_ops/__init__.py", b"" + extra)
+        zf.writestr("my_ops/_build_info.json", json.dumps({"version": version, "label": "cu130"}))
+        zf.writestr(f"my_ops-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: my_ops\nVersion: {version}\n")
+        zf.writestr(f"my_ops-{version}.dist-info/WHEEL", "Wheel-Version: 1.0\n")
+        zf.writestr(f"my_ops-{version}.dist-info/RECORD", "")
+    return path
+
+
+def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
+    version = (ROOT / "VERSION").read_text().strip()
+    built = tmp_path / "built"
+    _wheel(built / "wheel-cu130-linux" / f"my_ops-{version}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cu130")
+    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+                             "--out", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.json")],
+                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "GITHUB_OUTPUT": "/dev/null"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    manifest = json.loads((tmp_path / "m.json").read_text())
+    plain = f"my_ops-{version}-cp39-abi3-manylinux_2_28_x86_64.whl"
+    assert plain in manifest and (tmp_path / "out" / "bundle-linux" / plain).is_file()
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "out" / "bundle-linux" / plain) as zf:
+        assert json.loads(zf.read("my_ops/_build_info.json"))["label"] == ""
+        assert f"Version: {version}\n" in zf.read(f"my_ops-{version}.dist-info/METADATA").decode()
+        record = zf.read(f"my_ops-{version}.dist-info/RECORD").decode()
+        assert "my_ops/__init__.py,sha256=" in record
+    # a wheel no build of the run makes
+    _wheel(built / "wheel-rogue" / f"my_ops-{version}-cp39-abi3-manylinux_2_28_x86_64.whl", version)
+    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+                             "--out", str(tmp_path / "out2")], cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "GITHUB_OUTPUT": "/dev/null"})
+    assert result.returncode == 1 and "no build of this run makes" in result.stdout
