@@ -7,8 +7,9 @@
 (--build also takes a pair, e.g. 2.13-cu130: the build that serves it.)
 Checks, each failure named in the output:
   name      my_ops-<VERSION>+<label>-cp39-abi3-<platform>.whl
-  metadata  Requires-Dist is the build's torch pin ("torch>=2.10" for a stable
-            build, the torch minor for a legacy one); version matches the file name
+  metadata  Requires-Dist on torch is the build's (plain "torch" for a stable
+            build, so an installed torch is never replaced; the torch minor for
+            a legacy one); version matches the file name
   buildinfo my_ops/_build_info.json names the build's ABI family, torch, CUDA and arch list
   sass      cuobjdump lists SASS for every SM of the arch list, in every kernel
             object, and PTX for the +PTX entries (no more, no less)
@@ -185,9 +186,10 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
     from packaging.requirements import Requirement
     from packaging.specifiers import SpecifierSet
 
+    wanted = matrix.wheel_dependency(build.torch)
     ok = len(torch_requires) == 1 and Requirement(torch_requires[0]).specifier == SpecifierSet(
-        build.torch_requirement.removeprefix("torch"))
-    v.check(ok, f"metadata: Requires-Dist {torch_requires}, expected {build.torch_requirement}")
+        wanted.removeprefix("torch"))
+    v.check(ok, f"metadata: Requires-Dist {torch_requires}, expected {wanted}")
     metadata_version = re.search(r"^Version: (.+)$", metadata, re.M).group(1)
     v.check(metadata_version == expected_version, f"metadata: Version {metadata_version}, expected {expected_version}")
 

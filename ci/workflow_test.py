@@ -158,7 +158,8 @@ def fake_wheel(real: Path, build: matrix.Build, platform_tag: str, out: Path, ve
                 data = json.dumps(info).encode()
             elif path.endswith(".dist-info/METADATA"):
                 text = re.sub(r"^Version: .*$", f"Version: {version}+{label}", data.decode(), flags=re.M)
-                text = re.sub(r"^Requires-Dist: torch.*$", f"Requires-Dist: {build.torch_requirement}", text, flags=re.M)
+                text = re.sub(r"^Requires-Dist: torch.*$", f"Requires-Dist: {matrix.wheel_dependency(build.torch)}",
+                              text, flags=re.M)
                 data = text.encode()
             dst.writestr(path, data)
     return target

@@ -170,6 +170,19 @@ def torch_requirement(torch_version: str, data: dict[str, Any] | None = None) ->
     return f"torch>={major}.{minor},<{major}.{minor + 1}"
 
 
+def wheel_dependency(torch_version: str, data: dict[str, Any] | None = None) -> str:
+    """The Requires-Dist on torch of a wheel built against this torch.
+
+    A stable wheel says only `torch`: an installed torch of any version
+    satisfies it, so installing my_ops never replaces the user's torch (an
+    older one than the stable ABI serves gets the import guard's clear
+    error instead), and a fresh environment still gets the newest torch. A
+    legacy wheel pins its minor, as its C++ ABI needs exactly that one.
+    """
+    data = data or load()
+    return "torch" if abi_of(torch_version, data) == "stable" else torch_requirement(torch_version, data)
+
+
 def load(path: Path = MATRIX_FILE) -> dict[str, Any]:
     with path.open("rb") as f:
         return tomllib.load(f)

@@ -120,7 +120,7 @@ def torch_requirement() -> str:
     sys.path.insert(0, str(ROOT / "scripts"))
     import matrix
 
-    return matrix.torch_requirement(installed)
+    return matrix.wheel_dependency(installed)
 
 
 def dynamic_metadata(settings: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, Any]:
