@@ -5,6 +5,7 @@ are well formed, and the README's table is the generated one."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -73,9 +74,9 @@ def test_one_stable_build_per_cuda_version_serves_every_stable_pair():
     assert matrix.find_build("cu132").torch == "2.12"
     assert matrix.find_build("2.6-cu124").serves == ("2.6-cu124",)
     # the build axis per release: stable CUDA versions x platforms + legacy pairs x platforms
-    assert sum(len(b.platforms) for b in BUILDS) == 16  # 5 Linux x86_64, 5 Linux aarch64, 4 Windows, 2 legacy
+    assert sum(len(b.platforms) for b in BUILDS) == 14  # 4 stable CUDA x 3 platforms, 2 legacy
     x86_and_windows = sum(len(set(p.platforms) - {"linux-aarch64"}) for p in PAIRS)
-    assert x86_and_windows == 40  # one build per pair and platform, as before the stable ABI
+    assert x86_and_windows == 36  # one build per pair and platform, as before the stable ABI
 
 
 def test_torch_install_args():
@@ -98,13 +99,19 @@ def test_gha_matrices(event):
     # every pair is tested on the oldest and newest Python of its torch, with the wheel of its build
     for pair in pairs:
         for platform in pair.platforms:
-            entries = [e for e in test_cpu if e["name"] == pair.name and e["platform"] == platform]
+            entries = [e for e in test_cpu if e["name"] == pair.name and e["platform"] == platform
+                       and e["build"] != "bundle"]
             assert {e["python"] for e in entries} == {pair.python_oldest, pair.python_newest}
             assert {e["build"] for e in entries} == {pair.build}
             assert (pair.build, platform) in built
             # PyPI's torch is a CUDA build on Linux x86_64 only: elsewhere PyTorch's index
             assert all(("--index-url" in e["torch_install_args"]) == (platform != "linux" or not pair.torch_on_pypi)
                        for e in entries)
+    # the label-free wheel of each platform, with the default pair's torch, on both Pythons
+    default = matrix.default_pair()
+    bundles = {(e["platform"], e["python"]) for e in test_cpu if e["build"] == "bundle"}
+    assert bundles == {(p, py) for p in default.platforms for py in (default.python_oldest, default.python_newest)}
+    assert all(e["name"] == default.name for e in test_cpu if e["build"] == "bundle")
     for entry in build_linux:
         machine = "aarch64" if entry["platform"] == "linux-aarch64" else "x86_64"
         assert entry["platform_tag"] == f"manylinux_2_28_{machine}"
@@ -121,15 +128,29 @@ def test_aarch64_variants_follow_pytorch():
 
 
 def test_gha_matrix_script_writes_github_outputs(tmp_path):
+    """The real script, its source check answered by the stand-ins on 127.0.0.1; images come pinned."""
+    sys.path.insert(0, str(ROOT / "ci"))
+    import workflow_standins
+    import workflow_test
+
+    servers = workflow_standins.StandIns()
+    servers.state["torch_wheels"] = set(workflow_test.every_torch_wheel())
     out = tmp_path / "github_output"
-    subprocess.run(["bash", str(ROOT / "ci/gha-matrix.sh")], check=True,
-                   env={"PATH": "/usr/bin:/bin", "EVENT": "pull_request", "GITHUB_OUTPUT": str(out)})
+    try:
+        subprocess.run(["bash", str(ROOT / "ci/gha-matrix.sh")], check=True, env={
+            "PATH": os.environ["PATH"], "EVENT": "pull_request", "GITHUB_OUTPUT": str(out),
+            "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
+            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token"})
+    finally:
+        servers.close()
     lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
     assert set(lines) == {"build-linux", "build-windows", "test-cpu", "test-gpu"}
     wanted = matrix.load()["pull_request"]["pairs"]
     expected = {(matrix.find_build(p).name, platform) for p in wanted
                 for platform in matrix.find_pair(p).platforms if platform != "windows"}
     assert len(json.loads(lines["build-linux"])["include"]) == len(expected)
+    assert all(re.fullmatch(r"pytorch/\S+:cuda[\d.]+@sha256:[0-9a-f]{64}", e["image"])
+               for e in json.loads(lines["build-linux"])["include"])
 
 
 def test_readme_table_is_generated_from_the_matrix():
