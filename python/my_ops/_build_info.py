@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 BUILD_INFO_FILE = Path(__file__).with_name("_build_info.json")
+BUILD_FROM_SOURCE = ("pip install scikit-build-core cmake ninja torch && "
+                     "pip install --no-build-isolation my_ops")
 DEFAULT_INDEX_URL = "https://my-ops.github.io/my_ops"
 
 
@@ -96,13 +99,26 @@ def cuda_label(cuda_version: str | None) -> str:
     return f"cu{major}{minor}"
 
 
-def load(path: Path = BUILD_INFO_FILE) -> BuildInfo:
+def build_info_path() -> Path:
+    """Where the build wrote _build_info.json: beside this file in a wheel; in an
+    editable install (pip install -e), in the package's installed folder, which
+    the package's __path__ lists next to the source folder."""
+    package = sys.modules.get(__package__ or "my_ops")
+    for folder in [Path(__file__).parent, *map(Path, getattr(package, "__path__", []))]:
+        if (folder / BUILD_INFO_FILE.name).is_file():
+            return folder / BUILD_INFO_FILE.name
+    return BUILD_INFO_FILE
+
+
+def load(path: Path | None = None) -> BuildInfo:
+    path = path or build_info_path()
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         raise ImportError(
             f"my_ops: {path.name} is missing: this is not an installed my_ops build. Install a "
-            "wheel, or build one with `pip install --no-build-isolation .` (see the README)."
+            f"wheel (pip install my_ops), or build one from source: {BUILD_FROM_SOURCE} "
+            "(in a checkout: pip install --no-build-isolation .)."
         ) from None
     data.pop("schema", None)
     data["supported_pairs"] = tuple(data.get("supported_pairs") or ())
@@ -122,7 +138,8 @@ def install_command(info: BuildInfo, torch_version: str, torch_cuda: str | None)
         pairs = ", ".join(info.supported_pairs)
         return (f"my_ops publishes no wheel for torch {minor} with {label}; supported pairs: "
                 f"{pairs}. Install one of those torch builds, or build my_ops from source "
-                f"against this torch: pip install --no-build-isolation my_ops=={base}")
+                f"against this torch: pip install scikit-build-core cmake ninja && "
+                f"pip install --no-build-isolation my_ops=={base}")
     return command
 
 
@@ -200,5 +217,6 @@ def arch_mismatch(info: BuildInfo, device_name: str, capability: tuple[int, int]
     return (f"my_ops {info.version} has no kernels for {device_name} ({sm}, compute capability "
             f"{capability[0]}.{capability[1]}): this wheel was built for TORCH_CUDA_ARCH_LIST="
             f"{info.arch_list}. Build my_ops for this GPU with "
-            f"TORCH_CUDA_ARCH_LIST=\"{capability[0]}.{capability[1]}\" pip install "
-            f"--no-build-isolation my_ops (see the README), or use a GPU the wheel covers.")
+            f"pip install scikit-build-core cmake ninja && TORCH_CUDA_ARCH_LIST=\"{capability[0]}."
+            f"{capability[1]}\" pip install --no-build-isolation my_ops (a CUDA toolkit on the PATH; see "
+            f"the README), or use a GPU the wheel covers.")
