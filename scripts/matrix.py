@@ -10,7 +10,7 @@ Every stage asks this script instead of repeating the data:
   matrix.py build cu130                    everything about one build (or a pair's build)
   matrix.py torch-requirement --torch 2.11 the torch pin of a wheel built against that torch
   matrix.py gha --event push --job test-cpu the GitHub Actions matrix of one job, as JSON
-  matrix.py readme-table                   the README's supported-pairs table
+  matrix.py readme-table [--update docs/install.md]  the supported-pairs table
   matrix.py build-info --torch 2.11.0      ABI family, torch pin, index URL and pairs, for the build info
   matrix.py default linux_platform         one value of [defaults]
 """

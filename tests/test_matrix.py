@@ -1,6 +1,6 @@
 """The build matrix (scripts/matrix.toml) and its generator: the support
 policy holds, every arch list is buildable by its nvcc, the GitHub matrices
-are well formed, and the README's table is the generated one."""
+are well formed, and docs/install.md's table is the generated one."""
 
 from __future__ import annotations
 
@@ -154,9 +154,9 @@ def test_gha_matrix_script_writes_github_outputs(tmp_path):
 
 
 def test_readme_table_is_generated_from_the_matrix():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs/install.md").read_text()
     match = re.search(r"<!-- pairs:begin.*?-->\n(.*?)\n<!-- pairs:end -->", readme, re.S)
-    assert match, "README.md lacks the <!-- pairs:begin --> ... <!-- pairs:end --> block"
+    assert match, "docs/install.md lacks the <!-- pairs:begin --> ... <!-- pairs:end --> block"
     assert match.group(1) == matrix.readme_table(), "regenerate it: python3 scripts/matrix.py readme-table"
 
 

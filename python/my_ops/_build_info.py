@@ -219,4 +219,4 @@ def arch_mismatch(info: BuildInfo, device_name: str, capability: tuple[int, int]
             f"{info.arch_list}. Build my_ops for this GPU with "
             f"pip install scikit-build-core cmake ninja && TORCH_CUDA_ARCH_LIST=\"{capability[0]}."
             f"{capability[1]}\" pip install --no-build-isolation my_ops (a CUDA toolkit on the PATH; see "
-            f"the README), or use a GPU the wheel covers.")
+            f"docs/building.md), or use a GPU the wheel covers.")
