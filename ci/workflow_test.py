@@ -223,11 +223,12 @@ def recorded_step(step: str, args: list[str]) -> int:
             print(f"injected failure: the GPU tests of {pair} fail", file=sys.stderr)
             return 1
         if env.get("INJECT_ROGUE_WHEEL") == "1":
-            # a compromised GPU job adds an artifact: PyPI's file name, other bytes
+            # a compromised GPU job adds an artifact: a label-free wheel no build made
+            # (PyPI would take it), under a platform tag no other wheel has
             sealed = sorted(Path("wheelhouse").glob("my_ops-*.whl"))[0]
             rogue = Path(env["ARTIFACTS"]) / "wheel-rogue"
             rogue.mkdir(exist_ok=True)
-            name = re.sub(r"\+[^-]+", "", sealed.name)
+            name = re.sub(r"-[^-]+\.whl$", "-manylinux_2_17_x86_64.whl", re.sub(r"\+[^-]+", "", sealed.name))
             (rogue / name).write_bytes(sealed.read_bytes() + b"rogue")
             record("rogue", wheel=name)
         return 0
