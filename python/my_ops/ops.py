@@ -194,6 +194,25 @@ def _mutating_op(name: str) -> None:
 
     _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
 
+    def math_bits_kernel(*args):
+        # Reached when an argument carries a lazy negation or conjugation
+        # (x.conj().imag, x.conj()). PyTorch's fallback for these keys cannot
+        # write such a tensor in place (it aborts the process); refuse a
+        # written one before anything is written, resolve the others.
+        for argument, value in zip(arguments, args):
+            if argument.alias_info is not None and argument.alias_info.is_write and isinstance(value, Tensor) \
+                    and (value.is_neg() or value.is_conj()):
+                bit = "negative" if value.is_neg() else "conjugate"
+                raise RuntimeError(
+                    f"my_ops.{name}: argument '{argument.name}' has its {bit} bit set (a lazily "
+                    f"{'negated' if bit == 'negative' else 'conjugated'} view, e.g. from .conj().imag), "
+                    f"and my_ops.{name} cannot write such a view in place; pass a tensor without it "
+                    f"({argument.name}.resolve_{'neg' if bit == 'negative' else 'conj'}() makes a copy)")
+        return op(*[a.resolve_neg().resolve_conj() if isinstance(a, Tensor) else a for a in args])
+
+    for key in ("Negative", "Conjugate"):
+        _lib.impl(name, math_bits_kernel, key)
+
 
 # Dispatch keys of tensors the kernels do not take: without a kernel there,
 # the dispatcher's error names no argument.
