@@ -11,9 +11,12 @@ __all__ = ["RMSNorm", "SiluAndMul", "GeluAndMul"]
 
 
 class RMSNorm(nn.Module):
-    """RMSNorm over the last dimension with a learned scale, backed by ``my_ops.rms_norm``."""
+    """RMSNorm over the last dimension with a learned scale, backed by ``my_ops.rms_norm``.
 
-    def __init__(self, hidden_size: int, eps: float = 1e-6, *, device=None, dtype=None) -> None:
+    eps=None is the machine epsilon of the dtype the statistics are computed in, as in torch.nn.RMSNorm.
+    """
+
+    def __init__(self, hidden_size: int, eps: float | None = 1e-6, *, device=None, dtype=None) -> None:
         super().__init__()
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(hidden_size, device=device, dtype=dtype))

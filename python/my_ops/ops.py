@@ -248,6 +248,24 @@ def _differentiable_backward(name: str, math, tensor_args: int) -> None:
     _autograd(name, backward, setup_context=setup_context)
 
 
+def _float(name: str, argument: str, value, also: str = ""):
+    """A float argument as the op's schema takes it: a real number; anything
+    else (a str, a bool) is refused as torch.ops.my_ops refuses it, instead of
+    being converted."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, torch.SymInt, torch.SymFloat)):
+        raise TypeError(f"my_ops.{name}: expected {argument} to be a float{also}, but got "
+                        f"{type(value).__name__} {value!r}")
+    return value
+
+
+def _eps(name: str, x: Tensor, eps):
+    """eps, or for None the machine epsilon of the dtype the statistics are
+    computed in (float32; float64 for float64), as torch.nn.functional.rms_norm."""
+    if eps is None:
+        return torch.finfo(_accumulator(x.dtype)).eps
+    return _float(name, "eps", eps, " (or None for the machine epsilon)")
+
+
 def _accumulator(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
@@ -301,7 +319,7 @@ _autograd("mul", _mul_backward, setup_context=_save_a_b)
 # --------------------------------------------------------------------- muladd
 def muladd(a: Tensor, b: Tensor, c: float) -> Tensor:
     """Element-wise ``a * b + c``; a and b must have the same shape, dtype and device."""
-    return _call(_ops.muladd.default, (a, b), a, b, float(c))
+    return _call(_ops.muladd.default, (a, b), a, b, _float("muladd", "c", c))
 
 
 @torch.library.register_fake("my_ops::muladd")
@@ -361,13 +379,14 @@ _autograd("matmul", _matmul_backward, setup_context=_save_a_b)
 
 
 # ------------------------------------------------------------------- rms_norm
-def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
+def rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
     """RMSNorm over the last dimension: ``x / sqrt(mean(x**2, -1) + eps) * weight``.
 
     x is [..., hidden], weight is [hidden]. Statistics are computed in float32
-    (float64 for float64 inputs). Differentiable in x and weight.
+    (float64 for float64 inputs). eps=None is the machine epsilon of that
+    dtype, as in torch.nn.functional.rms_norm. Differentiable in x and weight.
     """
-    return _call(_ops.rms_norm.default, (x, weight), x, weight, float(eps))
+    return _call(_ops.rms_norm.default, (x, weight), x, weight, _eps("rms_norm", x, eps))
 
 
 @torch.library.register_fake("my_ops::rms_norm")
@@ -417,14 +436,14 @@ _autograd("rms_norm", _rms_norm_backward, setup_context=_rms_norm_setup)
 
 
 # --------------------------------------------------------- fused_add_rms_norm
-def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float = 1e-6) -> None:
+def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> None:
     """In place: ``residual += x`` then ``x = rms_norm(residual, weight, eps)``.
 
     The residual-stream update of a pre-norm transformer block in one pass.
     x and residual must have the same shape and must not share memory. A
     mutating op: no tensor argument may require grad while grad mode is on.
     """
-    _ops.fused_add_rms_norm.default(x, residual, weight, float(eps))
+    _ops.fused_add_rms_norm.default(x, residual, weight, _eps("fused_add_rms_norm", x, eps))
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")

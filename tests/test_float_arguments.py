@@ -1,0 +1,48 @@
+"""Float arguments of the Python API: eps=None means what it means to
+torch.nn.functional.rms_norm and nn.RMSNorm (the machine epsilon of the
+computation dtype: float32 for half types); a str or bool is refused,
+as torch.ops.my_ops refuses it, instead of being converted."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import my_ops
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_rms_norm_eps_none_is_the_machine_epsilon(dtype):
+    x = torch.randn(5, 32, dtype=dtype) * 1e-3  # small rows, where eps matters
+    w = torch.rand(32, dtype=dtype)
+    want = torch.nn.functional.rms_norm(x, (32,), w, None)  # the op my_ops is a drop-in for
+    tol = {torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float64: 1e-12}[dtype]
+    torch.testing.assert_close(my_ops.rms_norm(x, w, None), want, rtol=tol, atol=tol)
+    module = my_ops.RMSNorm(32, eps=None, dtype=dtype)
+    with torch.no_grad():
+        module.weight.copy_(w)
+    torch.testing.assert_close(module(x), torch.nn.RMSNorm(32, eps=None, dtype=dtype, elementwise_affine=False)(x) * w,
+                               rtol=tol, atol=tol)
+
+
+def test_fused_add_rms_norm_eps_none():
+    x, residual, w = torch.randn(3, 16) * 1e-3, torch.randn(3, 16) * 1e-3, torch.rand(16)
+    want_residual = residual + x
+    want_x = torch.nn.functional.rms_norm(want_residual, (16,), w, None)
+    my_ops.fused_add_rms_norm(x, residual, w, None)
+    torch.testing.assert_close(residual, want_residual)
+    torch.testing.assert_close(x, want_x)
+
+
+@pytest.mark.parametrize("call,argument", [
+    (lambda x, w: my_ops.rms_norm(x, w, "0.5"), "eps"),
+    (lambda x, w: my_ops.rms_norm(x, w, True), "eps"),
+    (lambda x, w: my_ops.fused_add_rms_norm(x.clone(), x.clone(), w, "0.5"), "eps"),
+    (lambda x, w: my_ops.muladd(x, x, "0.5"), "c"),
+])
+def test_a_str_or_bool_is_refused_like_torch_ops_refuses_it(call, argument):
+    x, w = torch.randn(2, 8), torch.rand(8)
+    with pytest.raises(TypeError, match=rf"my_ops\.\w+: expected {argument} to be a float"):
+        call(x, w)
+    with pytest.raises((TypeError, RuntimeError)):
+        torch.ops.my_ops.rms_norm(x, w, "0.5")
