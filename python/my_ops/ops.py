@@ -266,6 +266,20 @@ def _eps(name: str, x: Tensor, eps):
     return _float(name, "eps", eps, " (or None for the machine epsilon)")
 
 
+def _refuse_inference_writes(name: str, **written: Tensor) -> None:
+    """PyTorch refuses in-place updates of inference tensors outside
+    torch.inference_mode(); so do the mutating ops. (Inference tensors carry
+    no autograd keys, so no kernel of ours sees them but the CPU/CUDA one,
+    which the stable ABI gives no way to ask: the Python API checks.)"""
+    if not torch.is_inference_mode_enabled():
+        for argument, tensor in written.items():
+            if tensor.is_inference():
+                raise RuntimeError(
+                    f"my_ops.{name}: argument '{argument}' is an inference tensor, and in-place updates to "
+                    "inference tensors outside torch.inference_mode() are not allowed (as in PyTorch); call "
+                    f"it inside torch.inference_mode(), or pass a normal tensor ({argument}.clone())")
+
+
 def _accumulator(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
@@ -343,6 +357,7 @@ def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     ``out`` may be ``a`` or ``b`` itself. A mutating op: no tensor argument may
     require grad while grad mode is on.
     """
+    _refuse_inference_writes("add_out", out=out)
     _ops.add_out.default(a, b, out)
     return out
 
@@ -443,6 +458,7 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     x and residual must have the same shape and must not share memory. A
     mutating op: no tensor argument may require grad while grad mode is on.
     """
+    _refuse_inference_writes("fused_add_rms_norm", x=x, residual=residual)
     _ops.fused_add_rms_norm.default(x, residual, weight, _eps("fused_add_rms_norm", x, eps))
 
 
