@@ -74,7 +74,7 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tenso
     }
     // One partial grad_weight row per chunk of rows (the kernel adds to it), summed at the end.
     const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, api::num_threads()));
-    auto partial = api::zeros({chunks, hidden}, accumulator_of(x), x);
+    auto partial = api::zeros({chunks, hidden}, api::ScalarType::Double, x);  // float64 for every dtype
     run_kernel(
         rms_norm_backward_op, x, chunks, 1,
         [&](int64_t begin, int64_t end) {

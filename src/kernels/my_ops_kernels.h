@@ -77,9 +77,9 @@ int my_ops_rms_norm_cpu(my_ops_dtype dtype, const void *x, int64_t x_stride, con
 
 /*
  * Backward of rms_norm over `rows` rows: writes grad_x (dense) and ADDS this
- * block of rows' contribution to grad_weight_acc[hidden], an accumulator of
- * float64 when dtype is float64 and float32 otherwise (the caller sums the
- * blocks).
+ * block of rows' contribution to grad_weight_acc[hidden], a float64
+ * accumulator for every dtype (the caller sums the blocks): summed in float32
+ * over many rows, the weight gradient drifted.
  */
 int my_ops_rms_norm_backward_cpu(my_ops_dtype dtype, const void *grad_out,
                                  int64_t grad_out_stride, const void *x, int64_t x_stride,

@@ -218,9 +218,8 @@ static void test_rms_norm(my_ops_dtype t) {
     }
     expect_close("rms_norm", t, y, want, NULL, rows * hidden);
 
-    /* backward: grad_weight accumulates into float (double for float64) */
-    const size_t acc_size = t == MY_OPS_FLOAT64 ? sizeof(double) : sizeof(float);
-    void *dw_acc = calloc((size_t)hidden, acc_size);
+    /* backward: grad_weight accumulates into double, for every dtype */
+    void *dw_acc = calloc((size_t)hidden, sizeof(double));
     expect_ok("rms_norm_backward",
               my_ops_rms_norm_backward_cpu(t, dy, hidden, x, hidden, w, dx, dw_acc, rows, hidden, eps));
     for (int64_t r = 0; r < rows; ++r) {
@@ -246,7 +245,7 @@ static void test_rms_norm(my_ops_dtype t) {
     double *dw_scale = malloc(sizeof(double) * hidden);
     int dw_ok = 1;
     for (int64_t j = 0; j < hidden; ++j) {
-        got_dw[j] = t == MY_OPS_FLOAT64 ? ((double *)dw_acc)[j] : ((float *)dw_acc)[j];
+        got_dw[j] = ((double *)dw_acc)[j];
         dw_scale[j] = 0;
         for (int64_t r = 0; r < rows; ++r) dw_scale[j] += fabs(get(t, dy, r * hidden + j) * get(t, x, r * hidden + j)) * 3;
         if (!(fabs(got_dw[j] - want_dw[j]) <= (t == MY_OPS_FLOAT64 ? 1e-12 : 2e-5) * dw_scale[j])) dw_ok = 0;

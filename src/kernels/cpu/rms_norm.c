@@ -3,8 +3,9 @@
  *
  * Each row is converted once into a scratch row of the accumulator type, so
  * the statistics and the output pass both run over plain floats; the weight
- * is converted once per call. Sums use eight independent partial sums, which
- * the compiler can keep in one vector register.
+ * is converted once per call. Sums over a row are blocked (rows.h); the
+ * weight gradient adds each block of MY_OPS_SUM_BLOCK rows into a double
+ * accumulator, so neither drifts with long rows or many rows.
  */
 #include "rows.h"
 
@@ -20,7 +21,7 @@
             const T *x_row = x + r * x_stride;                                            \
             T *y_row = y + r * hidden;                                                    \
             for (int64_t j = 0; j < hidden; ++j) row[j] = LOAD(x_row[j]);                 \
-            const ACC mean_square = my_ops_sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
+            const ACC mean_square = (ACC)(my_ops_sum_of_squares_##ACC(row, hidden) / (double)hidden); \
             const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);                \
             for (int64_t j = 0; j < hidden; ++j) y_row[j] = STORE(row[j] * rstd * w[j]);  \
         }                                                                                 \
@@ -29,34 +30,41 @@
     }                                                                                     \
                                                                                           \
     /* dx = rstd * w * dy - x * rstd^3 / hidden * sum(w * dy * x);                     \
-       dweight += dy * x * rstd */                                                        \
+       grad_weight_acc (double) += dy * x * rstd, a block of rows at a time */           \
     MY_OPS_MULTIVERSION static int rms_norm_backward_##S(                                 \
         const T *grad_out, int64_t grad_out_stride, const T *x, int64_t x_stride,         \
-        const T *weight, T *grad_x, ACC *grad_weight_acc, int64_t rows, int64_t hidden,   \
+        const T *weight, T *grad_x, double *grad_weight_acc, int64_t rows, int64_t hidden, \
         double eps) {                                                                     \
-        void *scratch[3];                                                                 \
-        if (my_ops_alloc_scratch(scratch, 3, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY; \
-        ACC *w = scratch[0], *row = scratch[1], *dy = scratch[2];                         \
-        for (int64_t j = 0; j < hidden; ++j) w[j] = LOAD(weight[j]);                      \
+        void *scratch[5];                                                                 \
+        if (my_ops_alloc_scratch(scratch, 5, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY; \
+        ACC *w = scratch[0], *row = scratch[1], *dy = scratch[2], *wdy = scratch[3];      \
+        ACC *dw_block = scratch[4];                                                       \
+        for (int64_t j = 0; j < hidden; ++j) { w[j] = LOAD(weight[j]); dw_block[j] = 0; } \
         for (int64_t r = 0; r < rows; ++r) {                                              \
             const T *x_row = x + r * x_stride;                                            \
             const T *dy_row = grad_out + r * grad_out_stride;                             \
             T *dx_row = grad_x + r * hidden;                                              \
-            ACC dot = 0;                                                                  \
             for (int64_t j = 0; j < hidden; ++j) {                                        \
                 row[j] = LOAD(x_row[j]);                                                  \
                 dy[j] = LOAD(dy_row[j]);                                                  \
-                dot += w[j] * dy[j] * row[j];                                             \
+                wdy[j] = w[j] * dy[j];                                                    \
             }                                                                             \
-            const ACC mean_square = my_ops_sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
+            const ACC dot = (ACC)my_ops_dot_##ACC(wdy, row, hidden);                      \
+            const ACC mean_square = (ACC)(my_ops_sum_of_squares_##ACC(row, hidden) / (double)hidden); \
             const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);                \
             const ACC coef = dot * rstd * rstd * rstd / (ACC)hidden;                      \
             for (int64_t j = 0; j < hidden; ++j) {                                        \
-                dx_row[j] = STORE(rstd * w[j] * dy[j] - coef * row[j]);                   \
-                grad_weight_acc[j] += dy[j] * row[j] * rstd;                              \
+                dx_row[j] = STORE(rstd * wdy[j] - coef * row[j]);                         \
+                dw_block[j] += dy[j] * row[j] * rstd;                                     \
+            }                                                                             \
+            if ((r + 1) % MY_OPS_SUM_BLOCK == 0 || r + 1 == rows) {                       \
+                for (int64_t j = 0; j < hidden; ++j) {                                    \
+                    grad_weight_acc[j] += (double)dw_block[j];                            \
+                    dw_block[j] = 0;                                                      \
+                }                                                                         \
             }                                                                             \
         }                                                                                 \
-        my_ops_free_scratch(scratch, 3);                                                         \
+        my_ops_free_scratch(scratch, 5);                                                  \
         return MY_OPS_OK;                                                                 \
     }                                                                                     \
                                                                                           \
@@ -76,7 +84,7 @@
                 residual_row[j] = sum;                                                    \
                 row[j] = LOAD(sum);                                                       \
             }                                                                             \
-            const ACC mean_square = my_ops_sum_of_squares_##ACC(row, hidden) / (ACC)hidden;      \
+            const ACC mean_square = (ACC)(my_ops_sum_of_squares_##ACC(row, hidden) / (double)hidden); \
             const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);                \
             for (int64_t j = 0; j < hidden; ++j) x_row[j] = STORE(row[j] * rstd * w[j]);  \
         }                                                                                 \
