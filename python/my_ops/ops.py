@@ -6,6 +6,8 @@ by my_ops._C); the fake kernels check the same argument rules (_rules.py).
 
 from __future__ import annotations
 
+import threading
+
 import torch
 import torch.autograd.forward_ad as _forward_ad
 from torch import Tensor
@@ -51,6 +53,7 @@ _dispatch_modes = torch._C._len_torch_dispatch_stack
 _is_compiling = torch.compiler.is_compiling
 _inference_mode = torch.is_inference_mode_enabled
 _FUNCTIONS: dict = {}  # op -> its torch.autograd.Function (_autograd)
+_state = threading.local()  # .in_formula: a backward formula is running on this thread
 _RECORD: dict = {}  # op -> that Function's apply for plain eager calls
 
 
@@ -95,6 +98,12 @@ def _call(op, tensors, *args):
     if torch.is_grad_enabled():
         for t in tensors:
             if t.requires_grad:
+                # In a backward formula, the tensors may be wrappers of a
+                # torch.func transform that has ended (vjp_fn called outside
+                # it): Function.apply unwraps those; the short record does not,
+                # and the gradient would not reach the caller's tensors.
+                if getattr(_state, "in_formula", False):
+                    return _FUNCTIONS[op].apply(*args)
                 return _RECORD[op](*args)
     with _BelowAutograd():
         return op(*args)
@@ -129,7 +138,12 @@ def _autograd(name: str, backward, setup_context=None) -> None:
 
         @staticmethod
         def backward(ctx, *grads):
-            return backward(ctx, *grads)
+            outer = getattr(_state, "in_formula", False)
+            _state.in_formula = True
+            try:
+                return backward(ctx, *grads)
+            finally:
+                _state.in_formula = outer
 
         @staticmethod
         def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd) comes here
