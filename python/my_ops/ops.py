@@ -285,7 +285,9 @@ def _refuse_inference_writes(name: str, **written: Tensor) -> None:
     torch.inference_mode(); so do the mutating ops. (Inference tensors carry
     no autograd keys, so no kernel of ours sees them but the CPU/CUDA one,
     which the stable ABI gives no way to ask: the Python API checks.)"""
-    if not torch.is_inference_mode_enabled():
+    # dynamo folds is_compiling() first and cannot trace the rest (compiled
+    # code does not run under inference_mode with inference tensors anyway)
+    if not _is_compiling() and not _inference_mode():
         for argument, tensor in written.items():
             if tensor.is_inference():
                 raise RuntimeError(
