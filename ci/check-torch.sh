@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python=${1:?usage: $0 PYTHON PAIR} pair=${2:?usage: $0 PYTHON PAIR}
-want_torch=$(python3 scripts/matrix.py pair "$pair" --field torch)
-want_cuda=$(python3 scripts/matrix.py pair "$pair" --field cuda)
+matrix_python=${MATRIX_PYTHON:-python3}  # one that runs scripts/matrix.py (3.11+, or with tomli)
+want_torch=$("$matrix_python" scripts/matrix.py pair "$pair" --field torch)
+want_cuda=$("$matrix_python" scripts/matrix.py pair "$pair" --field cuda)
 read -r got_torch got_cuda < <("$python" -c '
 import torch
 print(".".join(torch.__version__.split("+")[0].split(".")[:2]), torch.version.cuda or "none")')

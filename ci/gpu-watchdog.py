@@ -16,7 +16,7 @@ own prefix count, so the caller's other jobs (which wait for this one) are
 never waited for.
 
 Environment: API_URL, REPOSITORY (owner/name), RUN_ID, TOKEN (actions:
-write), JOB_PREFIX (default "gpu "), BUILD_PREFIX (default "build "),
+write), JOB_PREFIX (default "gpu "), BUILD_PREFIX (default "build ,bundle"),
 WATCHDOG_JOB_NAME (default "gpu-watchdog"), GPU_QUEUE_MINUTES (default 45),
 POLL_SECONDS (default 60). Any API that answers like GitHub's REST API works
 (tests/test_ci_scripts.py serves one on 127.0.0.1).
@@ -64,7 +64,8 @@ def split_name(name: str) -> tuple[str, str]:
 
 def main() -> int:
     prefix = os.environ.get("JOB_PREFIX", "gpu ")
-    builds = os.environ.get("BUILD_PREFIX", "build ")
+    # the jobs GPU jobs wait for: the builds and the bundle job after them
+    builds = tuple(os.environ.get("BUILD_PREFIX", "build ,bundle").split(","))
     limit = float(os.environ.get("GPU_QUEUE_MINUTES", "45")) * 60
     poll = float(os.environ.get("POLL_SECONDS", "60"))
     me = os.environ.get("WATCHDOG_JOB_NAME", "gpu-watchdog")
@@ -77,7 +78,10 @@ def main() -> int:
         ours = [{**j, "bare": split_name(j["name"])[1]} for j in all_jobs if split_name(j["name"])[0] == group]
         gpu = [j for j in ours if j["bare"].startswith(prefix) and j["bare"] != me]
         waiting = [j for j in gpu if j["status"] in ("queued", "waiting", "pending", "requested")]
-        stuck = [j for j in waiting if (now - parse_time(j["created_at"])).total_seconds() > limit]
+        # Legs queued behind this run's own running GPU jobs are not stuck: a runner answered.
+        started = [j for j in gpu if j["status"] in ("in_progress", "completed")]
+        stuck = [] if started else [j for j in waiting
+                                    if (now - parse_time(j["created_at"])).total_seconds() > limit]
         if stuck:
             names = ", ".join(j["name"] for j in stuck)
             print(f"::error::no self-hosted GPU runner (labels self-hosted, linux, x64, gpu) picked up "
@@ -85,11 +89,11 @@ def main() -> int:
                   f"wait for a day. Bring a GPU runner online and re-run the failed jobs.")
             api("POST", "/cancel")
             return 1
-        if gpu and not waiting:
-            print(f"every GPU job has a runner: {', '.join(j['name'] for j in gpu)}")
+        if started:
+            print(f"a GPU runner answered: {', '.join(j['name'] for j in started)}")
             return 0
         builds_running = [j for j in ours if j["bare"].startswith(builds) and j["status"] != "completed"]
-        # GPU jobs are created moments after the last build ends: two quiet polls in a row.
+        # GPU jobs are created moments after the bundle job ends: two quiet polls in a row.
         quiet_polls = quiet_polls + 1 if not gpu and not builds_running else 0
         if quiet_polls >= 2:
             print("no GPU job was created (their builds failed or were skipped)")

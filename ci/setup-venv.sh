@@ -18,8 +18,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-read -r -a torch_args <<<"$("$python" scripts/matrix.py "$kind" "$name" --field torch_install_args \
-    --platform "$(ci/host-platform.sh)")"
+# scripts/matrix.py needs tomllib (3.11) or tomli: a test job's Python may be 3.9 or 3.10
+"$python" -m pip install --quiet "tomli>=2; python_version < '3.11'"
+install_args=$("$python" scripts/matrix.py "$kind" "$name" --field torch_install_args \
+    --platform "$(ci/host-platform.sh)")  # (assigned first: a failure stops the script)
+read -r -a torch_args <<<"$install_args"
 if [ ! -x "$venv/bin/python" ] && [ ! -x "$venv/Scripts/python.exe" ]; then
     echo "== creating $venv with $("$python" --version)"
     "$python" -m venv "$venv"
@@ -36,5 +39,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 echo "== installing ${torch_args[*]} and the build/test tools into $venv"
 "$venv_python" -m pip install --quiet --upgrade pip
-"$venv_python" -m pip install --quiet -r ci/requirements.txt "${torch_args[@]}"
+# Two calls: torch's --index-url (PyTorch's index) would hide PyPI from the tools' install.
+"$venv_python" -m pip install --quiet "${torch_args[@]}"
+"$venv_python" -m pip install --quiet -r ci/requirements.txt
 printf '%s' "$want" >"$stamp"

@@ -65,7 +65,7 @@ CALLERS = pytest.mark.parametrize("caller", ["", "wheels / "])
 
 @CALLERS
 def test_watchdog_cancels_a_run_whose_gpu_jobs_find_no_runner(caller):
-    api = FakeRunApi([_job(f"{caller}gpu 2.11-cu130", "queued", 50), _job(f"{caller}gpu 2.12-cu130", "in_progress", 50),
+    api = FakeRunApi([_job(f"{caller}gpu 2.11-cu130", "queued", 50), _job(f"{caller}gpu 2.12-cu130", "queued", 50),
                       _job(f"{caller}test 2.11-cu130 linux py3.10", "completed", 60),
                       _job(f"{caller}gpu-watchdog", "in_progress", 55)])
     result = api.run_watchdog("45")
@@ -80,7 +80,29 @@ def test_watchdog_passes_once_every_gpu_job_has_a_runner(caller):
                       _job(f"{caller}gpu-watchdog", "in_progress", 55)])
     result = api.run_watchdog("45")
     assert result.returncode == 0 and not api.cancelled
-    assert "every GPU job has a runner" in result.stdout
+    assert "a GPU runner answered" in result.stdout
+
+
+def test_watchdog_legs_queued_behind_this_runs_own_gpu_jobs_are_not_stuck():
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "in_progress", 70),
+                      _job("wheels / gpu 2.12-cu130 cu130", "queued", 70),
+                      _job("wheels / gpu-watchdog", "in_progress", 80)])
+    result = api.run_watchdog("45")
+    assert result.returncode == 0 and not api.cancelled, result.stdout
+
+
+def test_watchdog_waits_for_the_bundle_job():
+    """GPU jobs need the bundle job: while it runs, no GPU job yet is not 'none will come'."""
+    api = FakeRunApi([_job("wheels / build cu130 linux", "completed", 30),
+                      _job("wheels / bundle (seal, label-free wheels)", "in_progress", 2),
+                      _job("wheels / gpu-watchdog", "in_progress", 30)])
+    env = {**os.environ, "API_URL": api.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
+           "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            subprocess.run([sys.executable, str(ROOT / "ci/gpu-watchdog.py")], env=env, capture_output=True, timeout=2)
+    finally:
+        api.server.shutdown()
 
 
 @CALLERS
