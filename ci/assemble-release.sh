@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Assemble everything a release publishes, from a folder of verified wheels:
 #
-#   ci/assemble-release.sh --wheels DIR [--manifest JSON] [--previous DIR] [--previous-nightly DIR]
-#                          [--out release] [--kind release|nightly] [--files-url URL]
+#   ci/assemble-release.sh --wheels DIR [--manifest JSON] [--out release]
 #
 # --manifest: file name -> sha256 of every wheel the release may publish
 # (ci/bundle-wheels.py, sealed before any test job ran): a wheel under DIR
@@ -11,40 +10,25 @@
 #
 #   release/dist/     every wheel, its PEP 658 .metadata and the sdist: the
 #                     GitHub Release assets
-#   release/dist/SHA256SUMS
+#   release/dist/SHA256SUMS (a nightly: SHA256SUMS-VERSION, since the rolling
+#                     nightly release holds several versions)
 #   release/pypi/     the sdist and the label-free wheels: what goes to PyPI
-#   release/site/     the PEP 503 indexes and the install selector: GitHub
-#                     Pages (whl/..., whl/nightly/... for nightlies)
 #
-# --previous / --previous-nightly: wheels published before (earlier releases'
-# and nightlies' assets), indexed again so the new site, which replaces the
-# old one, keeps them; of the nightlies only the newest `nightly_keep`
-# versions (scripts/matrix.toml). --files-url: where the releases' assets are
-# downloaded from (https://github.com/OWNER/REPO/releases/download): the
-# pages link the wheels there and the site holds pages only. Without it the
-# wheels are copied into the site (a self-contained index, e.g. for tests).
-# The same inputs give the same output.
+# The index pages are built later, from what is published at that moment
+# (ci/build-site.sh, in the release workflow's pages job). The sdist's
+# version follows MY_OPS_NIGHTLY as the wheels' does. The same inputs give
+# the same output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-wheels='' manifest='' previous='' previous_nightly='' out=release nightly=() files_url=()
+wheels='' manifest='' out=release
 python=${PYTHON:-.venv/bin/python}
 while [ $# -gt 0 ]; do
     case "$1" in
         --wheels) wheels=$2; shift 2 ;;
         --manifest) manifest=$2; shift 2 ;;
-        --previous) previous=$2; shift 2 ;;
-        --previous-nightly) previous_nightly=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        --files-url) files_url=(--files-url "$2"); shift 2 ;;
-        --kind)
-            case "$2" in
-                release) nightly=() ;;
-                nightly) nightly=(--nightly) ;;
-                *) echo "$0: --kind is release or nightly, not '$2'" >&2; exit 2 ;;
-            esac
-            shift 2 ;;
-        *) echo "usage: $0 --wheels DIR [--previous DIR] [--previous-nightly DIR] [--out DIR] [--kind release|nightly] [--files-url URL]" >&2; exit 2 ;;
+        *) echo "usage: $0 --wheels DIR [--manifest JSON] [--out DIR]" >&2; exit 2 ;;
     esac
 done
 [ -n "$wheels" ] || { echo "$0: --wheels is required" >&2; exit 2; }
@@ -64,7 +48,7 @@ PY
 fi
 
 rm -rf "$out"
-mkdir -p "$out/dist" "$out/pypi" "$out/site"
+mkdir -p "$out/dist" "$out/pypi"
 while IFS= read -r -d '' wheel; do
     target="$out/dist/$(basename "$wheel")"
     if [ -e "$target" ] && ! cmp -s "$wheel" "$target"; then
@@ -85,23 +69,6 @@ for file in "$out"/dist/*; do
     esac
 done
 
-
-echo "== index"
-"$python" scripts/make_index.py --site "$out/site" "${nightly[@]}" "${files_url[@]}" "$out/dist"
-if [ -n "$previous" ] && [ -d "$previous" ]; then
-    "$python" scripts/make_index.py --site "$out/site" "${files_url[@]}" "$previous"
-fi
-if [ -n "$previous_nightly" ] && [ -d "$previous_nightly" ]; then
-    # the newest nightly versions only: the index does not grow night after night
-    keep=$("$python" scripts/matrix.py default nightly_keep)
-    recent=$(mktemp -d)
-    find "$previous_nightly" -name 'my_ops-*.whl' | sed 's#.*/my_ops-\([^-+]*\).*#\1#' | sort -u -V |
-        tail -n "$keep" | while read -r version; do
-            find "$previous_nightly" -name "my_ops-${version}[-+]*.whl" -exec cp {} "$recent/" \;
-        done
-    "$python" scripts/make_index.py --site "$out/site" --nightly "${files_url[@]}" "$recent"
-    rm -rf "$recent"
-fi
 # PEP 658 metadata beside each indexed wheel, where the index links it
 "$python" - "$out"/dist/my_ops-*+*.whl <<'PY'
 import os, sys, zipfile
@@ -112,10 +79,18 @@ for wheel in sys.argv[1:]:
         name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         open(wheel + ".metadata", "wb").write(zf.read(name))
 PY
-if [ ${#files_url[@]} -gt 0 ]; then
-    rm -rf "$out/site/whl/files" "$out/site/whl/nightly/files"  # the pages link the release assets
-fi
-echo "== SHA256SUMS"
-(cd "$out/dist" && sha256sum -- my_ops-* | LC_ALL=C sort -k2 >SHA256SUMS)
-"$python" scripts/make_landing_page.py --site "$out/site"
+sdist=$(find "$out/dist" -name 'my_ops-*.tar.gz')
+version=$(basename "$sdist" .tar.gz)
+version=${version#my_ops-}
+# one version for everything (a nightly's sdist needs MY_OPS_NIGHTLY, as its wheels did)
+for wheel in "$out"/dist/my_ops-*.whl; do
+    case "$(basename "$wheel")" in
+        "my_ops-$version+"* | "my_ops-$version-"*) ;;
+        *) echo "$0: the sdist is my_ops $version, but $(basename "$wheel") is not" >&2; exit 1 ;;
+    esac
+done
+sums=SHA256SUMS
+case "$version" in *.dev*) sums="SHA256SUMS-$version" ;; esac
+echo "== $sums"
+(cd "$out/dist" && sha256sum -- my_ops-* | LC_ALL=C sort -k2 >"$sums")
 echo "== $out: $(find "$out/dist" -name '*.whl' | wc -l) wheels, $(find "$out/pypi" -type f | wc -l) files for PyPI"

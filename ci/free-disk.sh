@@ -20,5 +20,20 @@ for dir in /usr/share/dotnet /usr/local/lib/android /opt/ghc /usr/local/.ghcup /
 done
 if command -v docker >/dev/null 2>&1; then
     docker image prune --all --force >/dev/null || true
+    # Images go where the most room is: x64 hosted runners have a second disk
+    # at /mnt with more free space than / (Docker's default root).
+    if mountpoint -q /mnt && [ "$(df --output=avail -k /mnt | tail -n 1)" -gt "$(df --output=avail -k / | tail -n 1)" ]; then
+        echo "moving Docker's data root to /mnt/docker"
+        $sudo systemctl stop docker docker.socket
+        $sudo mkdir -p /mnt/docker /etc/docker
+        config=$($sudo cat /etc/docker/daemon.json 2>/dev/null || echo '{}')
+        printf '%s' "$config" | python3 -c 'import json, sys; c = json.load(sys.stdin); c["data-root"] = "/mnt/docker"; print(json.dumps(c))' |
+            $sudo tee /etc/docker/daemon.json >/dev/null
+        $sudo systemctl start docker
+        docker info --format 'Docker root: {{.DockerRootDir}}'
+    fi
 fi
 df -h / | tail -n 1 | awk '{print "free after: " $4}'
+if [ -d /mnt ]; then
+    df -h /mnt | tail -n 1 | awk '{print "free on /mnt: " $4}'
+fi

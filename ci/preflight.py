@@ -8,8 +8,8 @@ this run's kind (release: a v* tag; nightly: main):
     branch or tag pattern matches it, or "protected branches" with a
     protected branch (a tag never passes that one);
   - GitHub Pages is enabled and deployed by Actions (build type "workflow");
-  - immutable releases are off for a nightly (it replaces the assets of the
-    rolling `nightly` release and moves its tag, which they forbid);
+  - immutable releases are off for a nightly (it adds and deletes assets of
+    the published rolling `nightly` release, which they forbid);
   - pull requests from forks wait for approval before they run workflows
     ("all external contributors"): a fork's workflow file could otherwise
     reach the self-hosted GPU runner.
@@ -125,8 +125,8 @@ def main() -> int:
     try:
         immutable = api.get("/immutable-releases", "ADMIN_TOKEN") or {}
         if kind == "nightly" and immutable.get("enabled"):
-            problems.append("immutable releases are on: the nightly replaces the assets of the rolling `nightly` "
-                            "release and moves its tag, which they forbid; turn them off in Settings > General > "
+            problems.append("immutable releases are on: the nightly adds and deletes assets of the published "
+                            "rolling `nightly` release, which they forbid; turn them off in Settings > General > "
                             "Releases, or publish releases only")
         repository = api.get("", "ADMIN_TOKEN") or {}
         if not repository.get("private", False):

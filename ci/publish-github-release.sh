@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# The GitHub Release of a run, in two steps, so nothing is public before
-# everything else (PyPI, Pages) has been published:
+# The GitHub Release of a run, in steps, so nothing is public before it is
+# complete, and nothing published is removed before the new files were
+# verified:
 #
 #   ci/publish-github-release.sh upload release|nightly TAG DIR
 #       release: a DRAFT release named TAG with every file of DIR.
-#       nightly: the rolling "nightly" pre-release: this night's files are
-#       added, and the files of versions older than the newest `nightly_keep`
-#       (scripts/matrix.toml) are deleted.
+#       nightly: the rolling "nightly" pre-release gets this night's files
+#       (created at the first nightly, its tag on COMMIT).
 #   ci/publish-github-release.sh finalize release|nightly TAG
-#       release: the draft becomes public. nightly: the `nightly` tag moves to
-#       COMMIT (the commit the nightly was built from).
+#       release: the draft becomes public. nightly: the release notes name
+#       the newest nightly's commit. The `nightly` tag is never moved: a
+#       workflow token may not move a tag across changes to workflow files.
+#   ci/publish-github-release.sh prune nightly TAG
+#       after the published nightly was verified: the files of versions
+#       older than the newest `nightly_keep` (scripts/matrix.toml) are
+#       deleted, the ones ci/build-site.sh no longer indexes.
 #
-# Needs gh and GH_TOKEN (contents: write); finalize nightly needs COMMIT.
+# Needs gh and GH_TOKEN (contents: write); the nightly's upload and finalize
+# need COMMIT (the commit it was built from).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step=${1:?usage: $0 upload|finalize release|nightly TAG [DIR]} kind=${2:?} tag=${3:?}
+step=${1:?usage: $0 upload|finalize|prune release|nightly TAG [DIR]} kind=${2:?} tag=${3:?}
 [ "$kind" = nightly ] && tag=nightly
 case "$step:$kind" in
     upload:release)
@@ -28,30 +34,33 @@ case "$step:$kind" in
         ;;
     upload:nightly)
         dir=${4:?DIR}
+        commit=${COMMIT:?COMMIT: the commit the nightly was built from}
         if ! gh release view nightly >/dev/null 2>&1; then
-            gh release create nightly --prerelease --title "my_ops nightly" --target "${COMMIT:-main}" \
+            gh release create nightly --prerelease --title "my_ops nightly" --target "$commit" \
                 --notes "Nightly builds (1.0.x.devYYYYMMDDHHMM); not for production."
         fi
         gh release upload nightly --clobber "$dir"/*
-        keep=$(python3 scripts/matrix.py default nightly_keep)
-        assets=$(gh release view nightly --json assets --jq '.assets[].name')
-        versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\).*/\1/p' | sort -u -V)
-        old=$(printf '%s\n' "$versions" | head -n "-$keep")
-        for version in $old; do
-            printf '%s\n' "$assets" | grep -F "my_ops-$version" | while read -r asset; do
-                echo "deleting $asset (older than the newest $keep nightlies)"
-                gh release delete-asset nightly "$asset" --yes
-            done
-        done
         ;;
     finalize:release)
         gh release edit "$tag" --draft=false --latest
         ;;
     finalize:nightly)
         commit=${COMMIT:?COMMIT: the commit the nightly was built from}
-        repo=$(gh repo view --json nameWithOwner --jq .nameWithOwner)
-        gh api -X PATCH "repos/$repo/git/refs/tags/nightly" -f sha="$commit" -F force=true >/dev/null
-        echo "tag nightly -> $commit"
+        gh release edit nightly --notes "Nightly builds (1.0.x.devYYYYMMDDHHMM); not for production. \
+The newest was built from $commit on $(date -u +%Y-%m-%d); each version's files are listed in its SHA256SUMS-VERSION. \
+The nightly tag marks the first nightly only."
         ;;
-    *) echo "usage: $0 upload|finalize release|nightly TAG [DIR]" >&2; exit 2 ;;
+    prune:nightly)
+        keep=$(python3 scripts/matrix.py default nightly_keep)
+        assets=$(gh release view nightly --json assets --jq '.assets[].name')
+        versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\).*/\1/p' | sort -u -V)
+        old=$(printf '%s\n' "$versions" | head -n "-$keep")
+        for version in $old; do
+            printf '%s\n' "$assets" | grep -F -e "my_ops-$version" -e "SHA256SUMS-$version" | while read -r asset; do
+                echo "deleting $asset (older than the newest $keep nightlies)"
+                gh release delete-asset nightly "$asset" --yes
+            done
+        done
+        ;;
+    *) echo "usage: $0 upload|finalize|prune release|nightly TAG [DIR]" >&2; exit 2 ;;
 esac

@@ -65,10 +65,12 @@ PY
 "$python" -m pip install --quiet --no-deps --target "$work/from-index" "$work"/index/my_ops-*.whl
 smoke "$work/from-index"
 
-echo "== $releases/$tag: the same wheel, and SHA256SUMS"
+sums=SHA256SUMS
+[ "${NIGHTLY:-0}" = 1 ] && sums="SHA256SUMS-$version"  # the rolling nightly release holds several versions
+echo "== $releases/$tag: the same wheel, and $sums"
 wheel=$(basename "$work"/index/my_ops-*.whl)
 mkdir "$work/release"
-for file in "${wheel//+/%2B}" SHA256SUMS; do
+for file in "${wheel//+/%2B}" "$sums"; do
     "$python" - "$releases/$tag/$file" "$work/release" <<'PY'
 import os, sys, urllib.parse, urllib.request
 with urllib.request.urlopen(sys.argv[1], timeout=120) as response:
@@ -79,7 +81,7 @@ with open(os.path.join(sys.argv[2], name), "wb") as out:
 PY
 done
 cmp "$work/index/$wheel" "$work/release/$wheel"
-(cd "$work/release" && awk -v f="$wheel" '$2 == f' SHA256SUMS | grep . | sha256sum --check --quiet -)
+(cd "$work/release" && awk -v f="$wheel" '$2 == f' "$sums" | grep . | sha256sum --check --quiet -)
 "$python" -m pip install --quiet --no-deps --target "$work/from-release" "$work/release/$wheel"
 smoke "$work/from-release"
 [ "$("$python" -c 'import torch; print(torch.__version__)')" = "$torch_before" ]

@@ -9,7 +9,7 @@ One HTTP server answers as
                      PyTorch's index and PyPI's simple page for torch: every
                      torch wheel the matrix names;
   /registry/...      a container registry (token and manifest digests);
-  /site/...          GitHub Pages: the assembled release's site folder;
+  /site/...          GitHub Pages: the site the pages job deployed;
   /OWNER/NAME/releases/download/TAG/FILE
                      the GitHub Release's assets.
 Each scenario sets `state` before act runs; the real ci/ scripts run against it.
@@ -34,7 +34,8 @@ def default_state() -> dict:
         "immutable": False,
         "approval": "all_external_contributors",
         "gpu_jobs": [],              # extra jobs the jobs API lists: (name, status, minutes ago)
-        "release_dir": None,         # the scenario's assembled release folder
+        "release_dir": None,         # the scenario's assembled release folder (the release's assets)
+        "site_dir": None,            # the site the scenario deployed to Pages
         "cancelled": False,
     }
 
@@ -99,15 +100,16 @@ class StandIns:
             digest = "sha256:" + hashlib.sha256(path.encode()).hexdigest()
             return 200, b"", {"Docker-Content-Digest": digest}
         if path.startswith("/site/") or "/releases/download/" in path:
-            release = state["release_dir"]
-            if release is None:
-                return 404, b"", {}
             if path.startswith("/site/"):
-                target = Path(release) / "site" / path[len("/site/"):]
+                if state["site_dir"] is None:
+                    return 404, b"", {}
+                target = Path(state["site_dir"]) / path[len("/site/"):]
                 if target.is_dir():
                     target = target / "index.html"
             else:
-                target = Path(release) / "dist" / path.rsplit("/", 1)[1]
+                if state["release_dir"] is None:
+                    return 404, b"", {}
+                target = Path(state["release_dir"]) / "dist" / path.rsplit("/", 1)[1]
             if target.is_file():
                 kind = "text/html" if target.suffix == ".html" else "application/octet-stream"
                 return 200, target.read_bytes(), {"Content-Type": kind}
@@ -153,5 +155,5 @@ class StandIns:
 # What GitHub creates for Pages with source "GitHub Actions": the default branch only.
 PAGES_DEFAULT = {"deployment_branch_policy": {"protected_branches": False, "custom_branch_policies": True},
                  "policies": [{"name": "main", "type": "branch"}]}
-# The one-time setting of README's Releases section: tags v* may deploy too.
+# The one-time setting of docs/releasing.md: tags v* may deploy too.
 PAGES_WITH_TAGS = {**PAGES_DEFAULT, "policies": [{"name": "main", "type": "branch"}, {"name": "v*", "type": "tag"}]}

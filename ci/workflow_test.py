@@ -56,6 +56,7 @@ RECORDED_STEPS = ["ci/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/
                   "ci/windows-setup.sh", "ci/check-cuda-toolkit.sh", "ci/free-disk.sh",
                   "ci/fetch-released-wheels.sh", "ci/publish-github-release.sh"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "self-hosted"]
+PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
 
 
 # ---------------------------------------------------------------- stand-ins
@@ -71,14 +72,15 @@ runs:
       run: python3 "$WORKFLOW_TEST" stand-in {name}
 """
 ACTION_INPUTS = {
-    "upload-artifact": ["name", "path", "if-no-files-found"],
+    "upload-artifact": ["name", "path", "if-no-files-found", "overwrite"],
     "download-artifact": ["name", "pattern", "path"],
     "setup-python": ["python-version"],
     "cuda-toolkit": ["cuda", "method", "sub-packages"],
     "ccache-action": ["variant", "key"],
     "attest-build-provenance": ["subject-path"],
-    "upload-pages-artifact": ["path"],
-    "gh-action-pypi-publish": ["packages-dir", "attestations"],
+    "upload-pages-artifact": ["name", "path"],
+    "deploy-pages": ["artifact_name"],
+    "gh-action-pypi-publish": ["packages-dir", "attestations", "skip-existing"],
     "checkout": ["persist-credentials"],
 }
 
@@ -122,9 +124,18 @@ def stand_in(name: str) -> int:
             return 0 if inputs.get("if-no-files-found") in ("warn", "ignore") else 1
         target = store / inputs["name"]
         if target.exists():
-            print(f"artifact {inputs['name']} uploaded twice", file=sys.stderr)
-            return 1
+            if inputs.get("overwrite") not in (True, "true"):
+                # GitHub answers 409: an artifact name is taken once per run, re-runs included
+                print(f"artifact {inputs['name']} uploaded twice", file=sys.stderr)
+                return 1
+            shutil.rmtree(target)
         shutil.copytree(source, target)
+    elif name == "upload-pages-artifact":  # what Pages will serve (the stand-ins' /site/)
+        target = store / PAGES_SITE
+        if target.exists():
+            print(f"a second Pages site in one run attempt ({inputs.get('name')})", file=sys.stderr)
+            return 1
+        shutil.copytree(workspace / inputs["path"], target)
     elif name == "download-artifact":
         names = [inputs["name"]] if inputs.get("name") else sorted(
             p.name for p in store.iterdir() if re.fullmatch(inputs["pattern"].replace("*", ".*"), p.name))
@@ -295,6 +306,7 @@ def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: s
     work.mkdir()
     (work / "artifacts").mkdir()
     servers.state["release_dir"] = str(work / "artifacts" / "release")
+    servers.state["site_dir"] = str(work / "artifacts" / PAGES_SITE)
     servers.state["cancelled"] = False
     record_file = work / "record.jsonl"
     record_file.touch()
@@ -407,7 +419,7 @@ def main() -> int:
            "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
            "INDEX_URL": f"{servers.url}/site", "RELEASES_URL": f"{servers.url}/my-ops/my_ops/releases/download",
-           "WAIT_SECONDS": "0", "POLL_SECONDS": "1"}
+           "WAIT_SECONDS": "0", "POLL_SECONDS": "1", "IN_CONTAINER_ALLOW_HOST": "1"}
     torch_wheels = every_torch_wheel()
     checks = Checks()
     data = matrix.load()
@@ -491,8 +503,10 @@ def main() -> int:
             kind = "release" if name == "tag" else "nightly"
             c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
             c([(r["job"], r["args"][:2]) for r in published] ==
-              [("github-release", ["upload", kind]), ("github-release", ["finalize", kind])],
-              "the GitHub Release: uploaded as a draft, then made public, in one job")
+              [("github-release", ["upload", kind]), ("github-release", ["finalize", kind])] +
+              ([("prune-nightly", ["prune", "nightly"])] if kind == "nightly" else []),
+              "the GitHub Release: uploaded as a draft, then made public, in one job"
+              + ("; old nightlies pruned after verify" if kind == "nightly" else ""))
             c(bool(pypi) == (kind == "release"), "PyPI gets the release only")
             if pypi:
                 c(pypi[0]["inputs"].get("packages-dir") == "release/pypi/" and pypi[0]["job"] == "pypi",
@@ -500,10 +514,10 @@ def main() -> int:
             c(len(pages) == 1, "Pages get the index")
             c(ran("preflight", "succeeded") != [], "the preflight reads the stand-in's settings and passes")
             order = [r["job"] for r in run["records"] if r["kind"] in ("step", "action") and r["job"] in
-                     ("github-release", "pypi", "pages", "verify")]
+                     ("github-release", "pypi", "pages", "verify", "prune-nightly")]
             firsts = list(dict.fromkeys(order))
             c(firsts == (["github-release", "pages", "verify", "pypi"] if kind == "release"
-                         else ["github-release", "pages", "verify"]), f"publishing order {firsts}")
+                         else ["github-release", "pages", "verify", "prune-nightly"]), f"publishing order {firsts}")
             c(ran("verify", "succeeded") != [],
               "the published index and release install and pass the smoke test (ci/verify-published.sh)")
             pypi_files = sorted((base / name / "artifacts" / "release" / "pypi").glob("*.whl"))
@@ -521,16 +535,23 @@ def main() -> int:
             c(bool(tested) and all(re.match(want, t["wheel"]) for t in tested),
               f"every tested wheel has the {kind} version ({tested[0]['wheel'] if tested else 'none'})")
             release = base / name / "artifacts" / "release"
+            site = base / name / "artifacts" / PAGES_SITE
             version = f"v{(ROOT / 'VERSION').read_text().strip()}" if kind == "release" else "nightly"
-            root = release / "site" / "whl" / ("nightly" if kind == "nightly" else "")
+            root = site / "whl" / ("nightly" if kind == "nightly" else "")
             page = root / "torch2.13" / "cu130" / "my-ops" / "index.html"
             c(page.is_file() and f"{servers.url}/my-ops/my_ops/releases/download/{version}/my_ops-"
               in page.read_text() and "#sha256=" in page.read_text(),
               "the index pages link the release assets (absolute URLs with sha256)")
-            c(not list((release / "site").rglob("*.whl")), "the Pages site holds no wheel")
+            c(not list(site.rglob("*.whl")), "the Pages site holds no wheel")
+            sdists = sorted(p.name for p in (release / "pypi").glob("*.tar.gz"))
+            c(len(sdists) == 1 and re.match(want.replace("[+-]", r"\.tar\.gz$"), sdists[0]) is not None,
+              f"the sdist has the {kind} version ({sdists})")
+            sums = sorted(p.name for p in (release / "dist").glob("SHA256SUMS*"))
+            c(sums == (["SHA256SUMS"] if kind == "release" else [f"SHA256SUMS-{sdists[0][7:-7]}"] if sdists else []),
+              f"checksums named for the {kind} ({sums})")
             c(bool(list((release / "dist").glob("*.whl.metadata"))), "PEP 658 metadata files go with the release assets")
             if kind == "release":
-                earlier = release / "site" / "whl" / "torch2.10" / "cu126" / "my-ops" / "index.html"
+                earlier = site / "whl" / "torch2.10" / "cu126" / "my-ops" / "index.html"
                 c(earlier.is_file() and "/releases/download/v0.9.0/my_ops-0.9.0%2Bcu126" in earlier.read_text(),
                   "an earlier release stays indexed")
         elif name in ("tag-torch-missing", "tag-pages-refuses", "tag-gpu-stuck", "tag-rogue-wheel"):
@@ -550,13 +571,16 @@ def main() -> int:
                 rogue = [r for r in run["records"] if r["kind"] == "rogue"]
                 c(bool(rogue) and ran("assemble", "failed") != [],
                   "a wheel a GPU job slipped in stops the assembly (not in the sealed manifest)")
-        elif name in ("tag-gpu-test-fails", "tag-fetch-fails"):
+        elif name == "tag-gpu-test-fails":
             c(run["returncode"] != 0, "the run fails")
             c(not published and not pypi and not pages, "nothing is published")
-            if name == "tag-gpu-test-fails":
-                c(ran("assemble") == [], "the release is not even assembled")
-            else:
-                c(ran("assemble", "failed") != [], "assembling fails on the failed download")
+            c(ran("assemble") == [], "the release is not even assembled")
+        elif name == "tag-fetch-fails":
+            # the site is built from what is published, so after the GitHub Release
+            c(run["returncode"] != 0, "the run fails")
+            c(ran("pages", "failed") != [] and not pages,
+              "the pages job fails on the failed download; no site without the earlier releases is deployed")
+            c(not pypi and ran("verify") == [], "nothing is verified, nothing goes to PyPI (re-run the pages job)")
     # static: a tag builds once (release.yml calls wheels.yml; wheels.yml has no tag trigger)
     triggers = (ROOT / ".github/workflows/wheels.yml").read_text().split("\njobs:")[0]
     push = re.search(r"^  push:\n((?:    .*\n)*)", triggers + "\n", re.M)

@@ -311,6 +311,9 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
     test-gpu: one entry per Linux pair.
     Both test jobs also get entries with build "bundle": the label-free wheel
       of each platform, with the default pair's torch.
+    Every entry names its wheel's artifact: `wheel-BUILD-PLATFORM` from a build
+      job, `bundle-PLATFORM` from the bundle job (outside `wheel-*`, so the
+      bundle job of a re-run never downloads an earlier attempt's bundles).
     images: builder image -> digest (ci/check-sources.py): the builds run
       exactly those bytes, as `image@digest`.
     """
@@ -334,7 +337,8 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
                                  platform_tag=data["defaults"][f"{platform}_platform"],
                                  runner=data["defaults"][f"{platform}_runner"],
                                  torch_install_args=" ".join(torch_install_args(build, platform)),
-                                 image=data["cuda"][build.cuda].get(f"{platform}_image", ""))
+                                 image=data["cuda"][build.cuda].get(f"{platform}_image", ""),
+                                 artifact=artifact_name(build.name, platform))
                     if entry["image"] and images and entry["image"] in images:
                         entry["image"] = f"{entry['image']}@{images[entry['image']]}"
                     include.append(entry)
@@ -352,11 +356,17 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
             for platform in pair.platforms:
                 for python in sorted({pair.python_oldest, pair.python_newest}):
                     include.append({**entry, "platform": platform, "python": python,
+                                    "artifact": artifact_name(entry["build"], platform),
                                     "runner": data["defaults"][f"{platform}_runner"],
                                     "torch_install_args": " ".join(torch_install_args(pair, platform))})
         elif "linux" in pair.platforms:
-            include.append({**entry, "platform": "linux"})
+            include.append({**entry, "platform": "linux", "artifact": artifact_name(entry["build"], "linux")})
     return {"include": include}
+
+
+def artifact_name(build: str, platform: str) -> str:
+    """The workflow artifact holding a build's wheel for a platform (build "bundle": the label-free one)."""
+    return f"bundle-{platform}" if build == "bundle" else f"wheel-{build}-{platform}"
 
 
 def readme_table(data: dict[str, Any] | None = None) -> str:

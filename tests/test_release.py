@@ -128,8 +128,56 @@ def test_assemble_release_dry_run(tmp_path):
     assert check.returncode == 0 and check.stdout.count(": OK") == len(files) - 1
     # PyPI gets the sdist and label-free wheels only: it refuses local version labels
     assert sorted(p.name for p in (out / "pypi").iterdir()) == [f"my_ops-{version}.tar.gz"]
-    assert (out / "site" / "index.html").is_file()
-    assert (out / "site" / _pair_path() / "my-ops" / "index.html").is_file()
+    site = tmp_path / "site"
+    result = subprocess.run(["bash", str(ROOT / "ci/build-site.sh"), "--dist", str(out / "dist"), "--out", str(site)],
+                            capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHON": PYTHON})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (site / "index.html").is_file()
+    assert (site / _pair_path() / "my-ops" / "index.html").is_file()
+
+
+def _relabel(wheel: Path, version: str, out: Path) -> Path:
+    """A copy of `wheel` named and versioned as `version` (for index tests only)."""
+    old = wheel.name.split("-")[1].split("+")[0]
+    target = out / wheel.name.replace(f"-{old}+", f"-{version}+")
+    out.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(target, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            name = item.filename.replace(f"my_ops-{old}+", f"my_ops-{version}+")
+            if name == "my_ops/_build_info.json" or name.endswith(".dist-info/METADATA"):
+                data = data.replace(f"{old}+".encode(), f"{version}+".encode())
+            dst.writestr(name, data)
+    return target
+
+
+def test_site_keeps_the_newest_nightlies_and_every_release(tmp_path):
+    """ci/build-site.sh: this night's wheels plus the published ones (this
+    night's among them, already uploaded), of which only the newest
+    nightly_keep versions; every release."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import matrix
+    keep = int(matrix.load()["defaults"]["nightly_keep"])
+    wheel = built_wheel()
+    versions = [f"1.0.1.dev202611{day:02d}0317" for day in range(1, keep + 3)]
+    published = tmp_path / "published-nightly"
+    for version in versions:
+        _relabel(wheel, version, published / "nightly")
+    tonight = tmp_path / "dist"
+    _relabel(wheel, versions[-1], tonight)
+    _relabel(wheel, "0.9.0", tmp_path / "published" / "v0.9.0")
+    site = tmp_path / "site"
+    result = subprocess.run(["bash", str(ROOT / "ci/build-site.sh"), "--dist", str(tonight), "--kind", "nightly",
+                             "--previous", str(tmp_path / "published"), "--previous-nightly", str(published),
+                             "--out", str(site), "--files-url", "https://example.invalid/releases/download"],
+                            capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHON": PYTHON})
+    assert result.returncode == 0, result.stdout + result.stderr
+    nightly_page = (site / "whl" / "nightly" / _pair_path().removeprefix("whl/") / "my-ops" / "index.html").read_text()
+    listed = [v for v in versions if f"my_ops-{v}%2B" in nightly_page]
+    assert listed == versions[-keep:], (listed, versions)
+    release_pages = [p.read_text() for p in (site / "whl").rglob("index.html") if "nightly" not in p.parts]
+    assert any("/v0.9.0/my_ops-0.9.0%2B" in page for page in release_pages)
+    assert not list(site.rglob("*.whl")), "with --files-url the site holds pages only"
 
 
 # ------------------------------------------------- pip through a real index
