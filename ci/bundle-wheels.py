@@ -7,9 +7,13 @@
 it must be one this event's matrix builds (scripts/matrix.py gha), with this
 run's version: anything else (a wheel some other job slipped in) fails.
 For each platform whose default build is there, the label-free wheel (what
-PyPI gets) is made from that tested build's wheel: the same files, the
-version without its local label (no second compilation). It is written to
-OUT/bundle-PLATFORM/, and is itself tested by the CPU and GPU jobs.
+PyPI gets) is made from the tested builds' wheels, without a second
+compilation: the default build's wheel without its local label, holding the
+kernel library of every build of `label_free_builds` (scripts/matrix.toml)
+made for that platform, one folder each (my_ops/_libraries/<label>/); at
+import my_ops loads the one that fits the running torch (python/my_ops/
+_libraries.py). It is written to OUT/bundle-PLATFORM/, and is itself tested
+by the CPU and GPU jobs.
 
 The manifest (file name -> sha256 of every labelled and label-free wheel) is
 printed as `manifest=JSON` to $GITHUB_OUTPUT: a job output cannot change
@@ -51,38 +55,70 @@ def record_line(path: str, data: bytes) -> str:
     return f"{path},sha256={digest},{len(data)}"
 
 
-def without_label(source: Path, out: Path) -> Path:
-    """The wheel `source` with its local version label removed; every other byte of its files kept."""
-    match = re.match(r"my_ops-([^-+]+)\+[^-]+-(.+)\.whl$", source.name)
+def is_library_file(name: str) -> bool:
+    """A file of the package's kernel library: my_ops/ itself, not Python (_C, libmy_ops, the build record)."""
+    folder, _, file = name.rpartition("/")
+    return folder == "my_ops" and not file.endswith(".py")
+
+
+def label_free(default: Path, others: list[Path], out: Path) -> Path:
+    """PyPI's wheel: `default` (a labelled wheel) without its local label, holding the
+    kernel library of `default` and of each of `others` (labelled wheels of the same
+    version and platform) under my_ops/_libraries/<label>/; every other byte of
+    default's files kept, its build record (label "") listing the libraries."""
+    match = re.match(r"my_ops-([^-+]+)\+[^-]+-(.+)\.whl$", default.name)
     if not match:
-        raise SystemExit(f"{source.name}: not a labelled my_ops wheel")
+        raise SystemExit(f"{default.name}: not a labelled my_ops wheel")
     version, tags = match.groups()
     target = out / f"my_ops-{version}-{tags}.whl"
     out.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(source) as src:
-        old_info = next(n.split("/")[0] for n in src.namelist() if n.endswith(".dist-info/METADATA"))
-        new_info = f"my_ops-{version}.dist-info"
-        files = []
-        for item in src.infolist():
-            name = item.filename.replace(old_info + "/", new_info + "/", 1)
-            if name == f"{new_info}/RECORD":
-                continue
-            data = src.read(item)
-            if name == f"{new_info}/METADATA":
-                data = re.sub(rb"^Version: .*$", f"Version: {version}".encode(), data, count=1, flags=re.M)
-            elif name == "my_ops/_build_info.json":
-                info = json.loads(data)
-                info.update(version=version, label="")
-                data = (json.dumps(info, indent=2, sort_keys=True) + "\n").encode()
-            files.append((name, data, item.external_attr))
+    new_info = f"my_ops-{version}.dist-info"
+    files: list[tuple[str, bytes, int]] = []
+    python: dict[str, bytes] = {}
+    labels = []
+    for source in [default, *others]:
+        if not re.match(rf"my_ops-{re.escape(version)}\+[^-]+-{re.escape(tags)}\.whl$", source.name):
+            raise SystemExit(f"{source.name}: not the version and platform of {default.name}")
+        with zipfile.ZipFile(source) as src:
+            label = json.loads(src.read("my_ops/_build_info.json"))["label"]
+            labels.append(label)
+            old_info = next(n.split("/")[0] for n in src.namelist() if n.endswith(".dist-info/METADATA"))
+            for item in src.infolist():
+                if item.is_dir():  # RECORD lists files only; the wheel needs no directory entries
+                    continue
+                data = src.read(item)
+                if is_library_file(item.filename):
+                    files.append((f"my_ops/_libraries/{label}/{item.filename[len('my_ops/'):]}", data,
+                                  item.external_attr))
+                elif item.filename.startswith("my_ops/"):
+                    # one Python package for every library: the builds are of one commit
+                    if python.setdefault(item.filename, data) != data:
+                        raise SystemExit(f"{source.name}: {item.filename} differs from {default.name}'s")
+                    if source == default:
+                        files.append((item.filename, data, item.external_attr))
+                elif source == default:
+                    name = item.filename.replace(old_info + "/", new_info + "/", 1)
+                    if name == f"{new_info}/RECORD":
+                        continue
+                    if name == f"{new_info}/METADATA":
+                        data = re.sub(rb"^Version: .*$", f"Version: {version}".encode(), data, count=1, flags=re.M)
+                    files.append((name, data, item.external_attr))
+            if source == default:
+                info = json.loads(src.read("my_ops/_build_info.json"))
+    if len(set(labels)) != len(labels):
+        raise SystemExit(f"two kernel libraries labelled alike: {labels}")
+    info.update(version=version, label="", libraries=sorted(labels))
+    files.append(("my_ops/_build_info.json", (json.dumps(info, indent=2, sort_keys=True) + "\n").encode(),
+                  0o644 << 16))
+    files.sort(key=lambda f: f[0])
     record = "\n".join([record_line(n, d) for n, d, _ in files] + [f"{new_info}/RECORD,,", ""])
     files.append((f"{new_info}/RECORD", record.encode(), 0o644 << 16))
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as dst:
         for name, data, attributes in files:
-            info = zipfile.ZipInfo(name, ZIP_DATE)
-            info.external_attr = attributes
-            info.compress_type = zipfile.ZIP_DEFLATED
-            dst.writestr(info, data)
+            item = zipfile.ZipInfo(name, ZIP_DATE)
+            item.external_attr = attributes
+            item.compress_type = zipfile.ZIP_DEFLATED
+            dst.writestr(item, data)
     return target
 
 
@@ -107,14 +143,18 @@ def main() -> int:
     missing = sorted(set(expected) - {w.name for w in found})
     for name in missing:
         print(f"missing (its build failed): {name}")
-    default = matrix.find_build(matrix.load()["defaults"]["default_pair"]).name
+    data = matrix.load()
+    default = matrix.find_build(data["defaults"]["default_pair"]).name
+    members = data["defaults"]["label_free_builds"]
     manifest = {w.name: sha256(w) for w in found}
     for wheel in found:
         build, platform = expected[wheel.name]
         if build == default:
-            bundle = without_label(wheel, args.out / f"bundle-{platform}")
+            others = [w for w in found if expected[w.name] != (build, platform)
+                      and expected[w.name][0] in members and expected[w.name][1] == platform]
+            bundle = label_free(wheel, others, args.out / f"bundle-{platform}")
             manifest[bundle.name] = sha256(bundle)
-            print(f"label-free wheel for {platform}: {bundle.name} (from {wheel.name})")
+            print(f"label-free wheel for {platform}: {bundle.name} (from {', '.join(w.name for w in [wheel, *others])})")
     text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
     if args.manifest:
         args.manifest.write_text(text + "\n")

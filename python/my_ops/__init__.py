@@ -6,11 +6,12 @@ when this package is imported; the functions here are their typed Python API.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import torch
 
-from . import _build_info
+from . import _build_info, _libraries
 
 build_info = _build_info.load()
 __version__ = build_info.version
@@ -30,18 +31,28 @@ def _running_diagnostics() -> bool:
     return False
 
 
-# Before loading the extension: a wheel built for another torch would fail
-# with an opaque "undefined symbol"; this says which wheel fits instead.
-_torch_problem = _build_info.torch_mismatch(build_info, torch.__version__, torch.version.cuda)
+# Before loading a kernel library: one built for another torch would fail
+# with an opaque "undefined symbol"; this picks the one that fits (a
+# label-free wheel holds several) or says which wheel fits instead.
+libraries = _libraries.find(build_info)
+library, _not_chosen = _libraries.choose(libraries, torch.__version__, torch.version.cuda,
+                                         getattr(torch.version, "hip", None),
+                                         os.environ.get(_libraries.FORCE_VARIABLE) or None)
+_torch_problem = None if library is not None else _libraries.mismatch_text(
+    build_info, libraries, _not_chosen, torch.__version__, torch.version.cuda)
 if _torch_problem is not None and not _running_diagnostics():
     raise ImportError(_torch_problem)
 
 if _torch_problem is None:
-    from . import _C  # noqa: F401  (registers the ops with the dispatcher)
+    build_info = library.info
+    if library.folder == _build_info.build_info_path().parent:
+        from . import _C  # noqa: F401  (registers the ops with the dispatcher)
+    else:
+        _libraries.load_extension(library, __name__)
     from . import modules, ops, reference  # noqa: F401
     from .modules import *  # noqa: F403  (the public names: each module's __all__)
     from .ops import *  # noqa: F403
 
-    __all__ = ["build_info", "reference", *ops.__all__, *modules.__all__]
+    __all__ = ["build_info", "library", "reference", *ops.__all__, *modules.__all__]
 else:
-    __all__ = ["build_info"]
+    __all__ = ["build_info", "library"]

@@ -3,11 +3,12 @@ whether they fit. Exits 1 when they do not, after printing the fix."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import torch
 
-from . import _build_info
+from . import _build_info, _libraries
 
 
 def _cuda_driver_version() -> int:
@@ -25,10 +26,29 @@ def _cuda_driver_version() -> int:
     return 0
 
 
+def _library_lines(package_info) -> tuple[list[str], object, str | None]:
+    """Which kernel library this torch gets and why the others not: (lines, its build info, problem)."""
+    libraries = _libraries.find(package_info)
+    forced = os.environ.get(_libraries.FORCE_VARIABLE) or None
+    chosen, reasons = _libraries.choose(libraries, torch.__version__, torch.version.cuda,
+                                        getattr(torch.version, "hip", None), forced)
+    problem = None if chosen else _libraries.mismatch_text(package_info, libraries, reasons, torch.__version__,
+                                                           torch.version.cuda)
+    lines = []
+    if len(libraries) > 1 or forced:
+        lines.append(f"kernel libraries ({_libraries.FORCE_VARIABLE}={forced or 'unset'}):")
+        for lib in libraries:
+            kind = f"CUDA {lib.info.cuda_version}" if lib.cuda else "CPU"
+            status = "LOADED" if lib is chosen else "not loaded: " + reasons.get(lib.label, "")
+            lines.append(f"  {lib.label} ({kind}, {lib.info.torch_range_text}): {status}")
+    return lines, (chosen.info if chosen else package_info), problem
+
+
 def report() -> tuple[list[str], bool]:
-    info = _build_info.load()
+    package_info = _build_info.load()
+    library_lines, info, library_problem = _library_lines(package_info)
     ok = True
-    lines = [f"my_ops {info.version}"]
+    lines = [f"my_ops {info.version}", *library_lines]
     if info.has_cuda:
         lines.append(f"  built with CUDA {info.cuda_version} for TORCH_CUDA_ARCH_LIST={info.arch_list}")
     else:
@@ -42,7 +62,7 @@ def report() -> tuple[list[str], bool]:
 
     lines.append(f"running torch {torch.__version__} (CUDA {torch.version.cuda or 'none'}) on "
                  f"Python {sys.version.split()[0]}")
-    problem = _build_info.torch_mismatch(info, torch.__version__, torch.version.cuda)
+    problem = library_problem
     if problem:
         ok = False
         lines.append("  MISMATCH: " + problem.replace("\n", "\n  "))
