@@ -42,6 +42,22 @@ if _torch_problem is None:
     from .modules import *  # noqa: F403  (the public names: each module's __all__)
     from .ops import *  # noqa: F403
 
-    __all__ = ["build_info", "reference", *ops.__all__, *modules.__all__]
+    # The Triton family (my_ops::triton_rms_norm) only where Triton imports;
+    # elsewhere my_ops.triton_rms_norm is a stand-in raising ImportError.
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        HAVE_TRITON = False
+
+        def triton_rms_norm(x, weight, eps=1e-6):
+            """Stand-in: Triton is not installed; my_ops.rms_norm is the same op."""
+            raise ImportError("my_ops.triton_rms_norm needs Triton, which is not installed here (it comes "
+                              "with torch's CUDA wheels on Linux; or pip install triton); my_ops.rms_norm "
+                              "is the same op without it")
+    else:
+        HAVE_TRITON = True
+        from .triton_rms_norm import triton_rms_norm  # noqa: F401  (registers my_ops::triton_rms_norm)
+
+    __all__ = ["build_info", "reference", "HAVE_TRITON", "triton_rms_norm", *ops.__all__, *modules.__all__]
 else:
     __all__ = ["build_info"]
