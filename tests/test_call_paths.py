@@ -89,8 +89,10 @@ def _direct_calls(device):
 
 
 def test_direct_calls_cover_every_op():
+    """Every op of the C++ library; the Triton family (Python-registered, test_triton_rms_norm.py) apart."""
     calls, _ = _direct_calls("cpu")
-    assert sorted(calls) == sorted(name for name in torch.ops.my_ops if hasattr(getattr(torch.ops.my_ops, name), "default"))
+    assert sorted(calls) == sorted(name for name in torch.ops.my_ops if hasattr(getattr(torch.ops.my_ops, name), "default")
+                                   and not name.startswith("triton_"))
 
 
 @pytest.mark.parametrize("op", sorted(_direct_calls("cpu")[0]))

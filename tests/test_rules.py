@@ -82,8 +82,9 @@ def test_compile_fails_at_trace_time_with_the_kernels_message():
 
 
 def test_every_op_has_rules_from_the_library():
+    # the Triton family is registered from Python (triton_op) and checks its own arguments
     registered = {name.split("::")[1] for name in torch._C._dispatch_get_all_op_names()
-                  if name.startswith("my_ops::")}
+                  if name.startswith("my_ops::") and not name.startswith("my_ops::triton_")}
     assert "gelu_and_mul_backward" in registered
     assert set(_rules.RULES) == registered
     for name, params in _rules.RULES.items():

@@ -6,6 +6,7 @@ when this package is imported; the functions here are their typed Python API.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
@@ -53,6 +54,28 @@ if _torch_problem is None:
     from .modules import *  # noqa: F403  (the public names: each module's __all__)
     from .ops import *  # noqa: F403
 
-    __all__ = ["build_info", "library", "reference", *ops.__all__, *modules.__all__]
+    __all__ = ["build_info", "library", "reference", "HAVE_TRITON", *ops.__all__, *modules.__all__]
 else:
     __all__ = ["build_info", "library"]
+
+# The Triton kernels of rms_norm (my_ops.rms_norm_triton, ops my_ops::triton_*)
+# load on first use of my_ops.triton_rms_norm: importing Triton costs about a
+# second, which no user of the C ops should pay.
+HAVE_TRITON = importlib.util.find_spec("triton") is not None
+
+
+def _triton_missing(x, weight, eps=1e-6):
+    """Stand-in for my_ops.triton_rms_norm where Triton is not installed."""
+    raise ImportError("my_ops.triton_rms_norm needs Triton, which is not installed here (it comes with torch's "
+                      "CUDA wheels on Linux; or pip install triton); my_ops.rms_norm is the same op without it")
+
+
+def __getattr__(name: str):
+    if name == "triton_rms_norm" and _torch_problem is None:
+        if HAVE_TRITON:
+            from .rms_norm_triton import triton_rms_norm  # registers my_ops::triton_rms_norm
+        else:
+            triton_rms_norm = _triton_missing
+        globals()[name] = triton_rms_norm
+        return triton_rms_norm
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

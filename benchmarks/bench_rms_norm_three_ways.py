@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""RMSNorm three ways (issue 22): plain PyTorch, Triton, CUDA C, side by side.
+
+  python benchmarks/bench_rms_norm_three_ways.py --csv benchmarks/results/h100.csv \\
+      --plot benchmarks/results/h100-three-ways.png [--quick]
+
+Providers: eager (the reference-style composite in the input dtype with
+float32 math), F.rms_norm, compile (torch.compile of the composite),
+liger (if liger_kernel imports), triton (my_ops.triton_rms_norm) and cuda_c
+(my_ops.rms_norm). Shapes: [8, 4096, 4096] bf16 and the sweeps of
+bench_rms_norm.py; forward (CUDA-graph replays) and forward+backward (CUDA
+events around batches of 10 queued iterations), medians (common.py).
+Every provider is checked against the float64 reference before it is timed.
+GB/s counts each input read and each output written once; % of copy is
+against a measured x.clone() in the same run. The Triton op's first call
+(JIT compile) is timed in a fresh process, with an empty Triton cache and
+with the cache the first one filled. Rows are appended to --csv (family
+rms_norm_3ways), the plot written to --plot where matplotlib imports.
+benchmarks/run.py runs this too (CUDA only; its CSV then holds the rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bench_rms_norm as sweeps  # noqa: E402
+import providers  # noqa: E402
+from common import Row, check_against, copy_bandwidth, dtype_name, finish, input_sets, time_call  # noqa: E402
+
+import my_ops  # noqa: E402
+from my_ops import reference  # noqa: E402
+
+FAMILY = "rms_norm_3ways"
+EPS = 1e-6
+BASELINES = {(FAMILY, "fwd"): "eager", (FAMILY, "fwd+bwd"): "eager"}
+
+
+def implementations() -> dict:
+    impls = {
+        "eager": providers.rms_norm_eager,
+        "F.rms_norm": lambda x, w, eps: torch.nn.functional.rms_norm(x, (x.shape[-1],), w, eps),
+        "compile": lambda x, w, eps: providers.compiled(providers.rms_norm_eager)(x, w, eps),
+        "triton": my_ops.triton_rms_norm,
+        "cuda_c": my_ops.rms_norm,
+    }
+    if providers.HAVE_LIGER:
+        impls["liger"] = lambda x, w, eps: providers.LigerRMSNormFunction.apply(x, w, eps)
+    return impls
+
+
+def _forward_cases(quick: bool):
+    shapes = [(sweeps.HEADLINE, torch.bfloat16)]
+    if not quick:
+        shapes += [(sweeps.HEADLINE, d) for d in (torch.float16, torch.float32)]
+        shapes += [((32768, h), torch.bfloat16) for h in sweeps.HIDDEN_SWEEP + sweeps.ODD_WIDTHS]
+        shapes += [((r, 4096), torch.bfloat16) for r in sweeps.ROWS_SWEEP]
+        shapes += [((2**27 // h, h), torch.bfloat16) for h in sweeps.HEAD_SWEEP]
+    cases = [(sweeps._label(s), s, d, sweeps._dense(s, d, "cuda")) for s, d in dict.fromkeys(shapes)]
+    if not quick:
+        cases += [(sweeps._label(s, st), s, torch.bfloat16, sweeps._sliced(s, st, torch.bfloat16, "cuda"))
+                  for s, st in sweeps.SLICES]
+    return cases
+
+
+def forward(quick: bool) -> list[Row]:
+    device, rows = torch.device("cuda"), []
+    for label, shape, dtype, make_x in _forward_cases(quick):
+        hidden, numel = shape[-1], torch.Size(shape).numel()
+        nbytes = (2 * numel + hidden) * torch.finfo(dtype).bits // 8
+
+        def make(make_x=make_x, hidden=hidden, dtype=dtype):
+            return make_x(), torch.rand(hidden, device=device, dtype=dtype) + 0.5
+
+        sets = input_sets(make, nbytes, device)
+        want = reference.rms_norm(sets[0][0], sets[0][1], EPS)
+        for name, fn in implementations().items():
+            check_against(want, fn(sets[0][0], sets[0][1], EPS), f"rms_norm {name} {label}")
+            us, how = time_call(lambda s, fn=fn: fn(s[0], s[1], EPS), sets, device)
+            rows.append(Row("", FAMILY, "fwd", dtype_name(dtype), label, name, us, nbytes / us / 1e3, timing=how))
+        del sets, want
+    return rows
+
+
+def forward_backward(quick: bool) -> list[Row]:
+    rows = []
+    cases = [(sweeps.HEADLINE, torch.bfloat16, None)]
+    if not quick:
+        cases += [(sweeps.HEADLINE, torch.float16, None), (sweeps.HEADLINE, torch.float32, None),
+                  ((32768, 8192), torch.bfloat16, None), ((2**20, 128), torch.bfloat16, None),
+                  ((32768, 4096), torch.bfloat16, 8192)]
+    for shape, dtype, stride in cases:
+        hidden, numel = shape[-1], torch.Size(shape).numel()
+        nbytes = (5 * numel + 3 * hidden) * torch.finfo(dtype).bits // 8
+        x = (sweeps._sliced(shape, stride, dtype, "cuda")() if stride
+             else torch.randn(shape, device="cuda", dtype=dtype)).requires_grad_()
+        w = (torch.rand(hidden, device="cuda", dtype=dtype) + 0.5).requires_grad_()
+        dy = torch.randn(shape, device="cuda", dtype=dtype)
+        x64 = x.detach().double().requires_grad_()
+        want_dx = torch.autograd.grad(reference.rms_norm(x64, w.detach().double(), EPS), x64, dy.double())[0]
+        del x64
+        for name, fn in implementations().items():
+            def step(s, fn=fn):
+                return torch.autograd.grad(fn(s[0], s[1], EPS), (s[0], s[1]), s[2])
+
+            check_against(want_dx, step((x, w, dy))[0], f"rms_norm backward {name} {sweeps._label(shape, stride)}")
+            us, how = time_call(step, [(x, w, dy)], torch.device("cuda"), graph=False)
+            rows.append(Row("", FAMILY, "fwd+bwd", dtype_name(dtype), sweeps._label(shape, stride), name, us,
+                            nbytes / us / 1e3, timing=how))
+        del want_dx
+    return rows
+
+
+_FIRST_CALL = """
+import json, time, torch, my_ops
+x = torch.randn(8, 4096, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+w = torch.ones(4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+torch.cuda.synchronize()
+times = {}
+for what in ("first", "second"):
+    t0 = time.perf_counter(); y = my_ops.triton_rms_norm(x, w); torch.cuda.synchronize()
+    t1 = time.perf_counter(); y.backward(torch.ones_like(y)); torch.cuda.synchronize()
+    times[what] = ((t1 - t0) * 1e6, (time.perf_counter() - t1) * 1e6)
+print(json.dumps(times))
+"""
+
+
+def first_call() -> list[Row]:
+    """The Triton op's first forward and backward in a fresh process: JIT compile (empty cache), then a
+    fresh process again with the cache that run filled; the second call of each for comparison."""
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        for how in ("empty Triton cache", "warm Triton cache"):
+            env = {**os.environ, "TRITON_CACHE_DIR": cache}
+            out = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, capture_output=True, text=True,
+                                 check=True, timeout=600)
+            times = json.loads(out.stdout.strip().splitlines()[-1])
+            for call, (fwd_us, bwd_us) in times.items():
+                for mode, us in (("first-call fwd", fwd_us), ("first-call bwd", bwd_us)):
+                    rows.append(Row("", FAMILY, mode, "bfloat16", sweeps._label(sweeps.HEADLINE), "triton", us,
+                                    math.nan, timing=f"wall, fresh process, {how}", note=f"{call} call"))
+    return rows
+
+
+def run(device: torch.device, quick: bool = False) -> list[Row]:
+    """For benchmarks/run.py: the CUDA rows (Triton runs on CUDA only)."""
+    if device.type != "cuda" or not my_ops.HAVE_TRITON:
+        return []
+    return forward(quick) + forward_backward(quick)
+
+
+def append_csv(rows: list[Row], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists() or path.stat().st_size == 0
+    with path.open("a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0]).keys()))
+        if new:
+            writer.writeheader()
+        for row in rows:
+            data = asdict(row)
+            for key in ("time_us", "gbps", "pct_of_copy", "speedup_vs_baseline"):
+                data[key] = f"{data[key]:.4g}"
+            writer.writerow(data)
+
+
+def plot(rows: list[Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.5))
+    # 2-D dense shapes (not the 3-D headline, not a slice "rows x hidden/stride")
+    dense = [r for r in rows if r.mode == "fwd" and r.dtype == "bfloat16" and "/" not in r.shape
+             and r.shape.count("x") == 1]
+    for ax, (label, pick, key) in zip(axes, [
+            ("hidden size (32768 rows, bf16, forward)", lambda s: s.startswith("32768x"), lambda s: int(s.split("x")[1])),
+            ("rows (hidden 4096, bf16, forward)", lambda s: s.endswith("x4096"), lambda s: int(s.split("x")[0]))]):
+        for provider in dict.fromkeys(r.provider for r in dense):
+            points = sorted((key(r.shape), r.pct_of_copy) for r in dense if r.provider == provider and pick(r.shape))
+            if points:
+                ax.plot(*zip(*points), marker="o", label=provider)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(label)
+        ax.set_ylabel("% of copy bandwidth")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    head = sweeps._label(sweeps.HEADLINE)
+    bars = [r for r in rows if r.shape == head and r.dtype == "bfloat16" and r.mode in ("fwd", "fwd+bwd")]
+    names = list(dict.fromkeys(r.provider for r in bars))
+    for i, mode in enumerate(("fwd", "fwd+bwd")):
+        us = [next((r.time_us for r in bars if r.provider == n and r.mode == mode), math.nan) for n in names]
+        axes[2].bar([j + 0.4 * i for j in range(len(names))], us, width=0.4, label=mode)
+    axes[2].set_xticks([j + 0.2 for j in range(len(names))], names, rotation=30)
+    axes[2].set_ylabel(f"us per call, {head} bf16")
+    axes[2].legend()
+    fig.suptitle(f"RMSNorm three ways on {rows[0].device}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--csv", type=Path, default=HERE / "results" / "three-ways.csv", help="CSV to append to")
+    parser.add_argument("--plot", type=Path, help="PNG to write (needs matplotlib)")
+    parser.add_argument("--quick", action="store_true", help="the headline shape only")
+    parser.add_argument("--no-first-call", action="store_true", help="skip the fresh-process JIT timing")
+    args = parser.parse_args()
+    if not torch.cuda.is_available() or not my_ops.HAVE_TRITON:
+        print("needs a CUDA device and Triton (the Triton op runs on CUDA only)", file=sys.stderr)
+        return 2
+    for option in ("cache_size_limit", "recompile_limit"):
+        if hasattr(torch._dynamo.config, option):
+            setattr(torch._dynamo.config, option, 256)
+    device_name = torch.cuda.get_device_name()
+    copy_gbps = copy_bandwidth(torch.device("cuda"))
+    rows = finish(forward(args.quick) + forward_backward(args.quick), copy_gbps, BASELINES)
+    if not args.no_first_call:
+        rows += first_call()
+    for row in rows:
+        row.device = device_name
+    append_csv(rows, args.csv)
+    print(f"device: {device_name}; torch {torch.__version__}; liger: {providers.HAVE_LIGER}; "
+          f"copy bandwidth {copy_gbps:.0f} GB/s; rows appended to {args.csv}")
+    print(f"{'mode':<16}{'dtype':<10}{'shape':<16}{'provider':<12}{'us':>11}{'GB/s':>8}{'%copy':>7}{'vs eager':>9}  note")
+    for r in rows:
+        print(f"{r.mode:<16}{r.dtype:<10}{r.shape:<16}{r.provider:<12}{r.time_us:>11.1f}{r.gbps:>8.0f}"
+              f"{r.pct_of_copy:>7.1f}{r.speedup_vs_baseline:>9.2f}  {r.timing} {r.note}")
+    if args.plot:
+        try:
+            plot(rows, args.plot)
+            print(f"plot: {args.plot}")
+        except ImportError:
+            print("matplotlib is not importable: no plot", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

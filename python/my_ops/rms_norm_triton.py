@@ -1,0 +1,210 @@
+"""RMSNorm as Triton kernels: my_ops::triton_rms_norm and its backward.
+
+The third way of the same op (beside the float64 torch reference and the
+CUDA C op my_ops.rms_norm): two Triton kernels registered with
+torch.library.triton_op, so torch.compile sees the kernels themselves.
+Math in float32 (float64 for float64 inputs), output in x's dtype, the
+weight gradient in weight's dtype. CUDA only; CPU tensors are accepted
+only under TRITON_INTERPRET=1 (Triton's interpreter, for checking the
+kernels without a GPU). Rows of up to 65536 elements, each held in
+registers; longer rows: my_ops.rms_norm. The weight gradient is summed
+per program in float32 into a [programs, hidden] buffer, then reduced
+with a torch sum: no atomics, the same bits on every run.
+This module imports triton; my_ops imports it only where that works.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+
+import torch
+import triton
+import triton.language as tl
+from torch import Tensor
+from torch.library import triton_op, wrap_triton
+
+from . import ops
+
+__all__ = ["triton_rms_norm"]
+
+MAX_HIDDEN = 65536  # a row's elements, held in registers by one program
+_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+# Triton's interpreter (TRITON_INTERPRET=1, read when the kernels are defined)
+# runs them on CPU tensors, called directly: wrap_triton takes compiled kernels only.
+_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+@triton.jit
+def _forward_kernel(x_ptr, w_ptr, y_ptr, rows, cols, eps,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FP64: tl.constexpr):
+    """BLOCK_M rows of BLOCK_N columns per program, one pass: y = x * rstd * w."""
+    row = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]
+    col = tl.arange(0, BLOCK_N)[None, :]
+    mask = (row < rows) & (col < cols)
+    acc = tl.float64 if FP64 else tl.float32
+    x = tl.load(x_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
+    w = tl.load(w_ptr + col, mask=col < cols, other=0.0).to(acc)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)
+    y = x * rstd[:, None] * w
+    tl.store(y_ptr + row * cols + col, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _backward_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, dw_ptr, rows, cols, eps, rows_per_program,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FP64: tl.constexpr):
+    """grad_x of rows_per_program rows, BLOCK_M at a time; this program's
+    partial weight gradient (sum over its rows of dy * xhat) into row
+    program_id of dw_ptr, a [programs, cols] buffer in the math dtype."""
+    pid = tl.program_id(0)
+    col = tl.arange(0, BLOCK_N)[None, :]
+    acc = tl.float64 if FP64 else tl.float32
+    w = tl.load(w_ptr + col, mask=col < cols, other=0.0).to(acc)
+    dw = tl.zeros([BLOCK_M, BLOCK_N], dtype=acc)
+    start = pid.to(tl.int64) * rows_per_program
+    end = tl.minimum(start + rows_per_program, rows)
+    first = start
+    while first < end:  # not range(start, end): Triton's interpreter fails on that with numpy 2.4
+        row = first + tl.arange(0, BLOCK_M)[:, None]
+        mask = (row < end) & (col < cols)
+        x = tl.load(x_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
+        dy = tl.load(dy_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)
+        xhat = x * rstd[:, None]
+        g = dy * w
+        dx = rstd[:, None] * (g - xhat * (tl.sum(g * xhat, axis=1) / cols)[:, None])
+        tl.store(dx_ptr + row * cols + col, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        dw += dy * xhat
+        first += BLOCK_M
+    tl.store(dw_ptr + pid.to(tl.int64) * cols + col, tl.sum(dw, axis=0)[None, :], mask=col < cols)
+
+
+def _layout(cols: int) -> tuple[int, int, int]:
+    """(BLOCK_M, BLOCK_N, num_warps): a whole row per program, several
+    narrow rows per program (about 2048 elements), warps as Liger picks them."""
+    block_n = triton.next_power_of_2(cols)
+    block_m = max(1, min(64, 2048 // block_n))
+    size = block_m * block_n
+    warps = 32 if size >= 32768 else 16 if size >= 8192 else 8 if size >= 2048 else 4
+    return block_m, block_n, warps
+
+
+@functools.cache
+def _programs_per_sm(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | None = None) -> None:
+    def fail(message: str):
+        raise RuntimeError(f"my_ops.{op}: {message}")
+
+    for name, t in (("x", x), ("weight", weight)) + ((("grad_out", grad_out),) if grad_out is not None else ()):
+        if t.layout != torch.strided or t.is_nested:
+            fail(f"expected {name} to be a dense (strided) tensor, but got layout {t.layout}")
+        if t.dtype not in _DTYPES:
+            fail(f"expected {name} to be a float32, float16, bfloat16 or float64 tensor, but got {t.dtype}")
+        if t.device.type not in ("cuda", "meta") and not (_INTERPRET and t.device.type == "cpu"):
+            fail(f"expected {name} to be a CUDA tensor (Triton kernels run on the GPU), but got a tensor "
+                 f"on {t.device}; on the CPU use my_ops.rms_norm")
+        if t.device != x.device:
+            fail(f"expected {name} to be on the same device as x ({x.device}), but got {t.device}")
+    if x.dim() < 1:
+        fail("expected x to have at least 1 dimension, but got a 0-D tensor")
+    if weight.dim() != 1 or weight.shape[0] != x.shape[-1]:
+        fail(f"expected weight to have shape [{x.shape[-1]}] (the last dimension of x), "
+             f"but got {list(weight.shape)}")
+    if x.shape[-1] > MAX_HIDDEN:
+        fail(f"rows of {x.shape[-1]} elements are longer than the Triton kernels hold ({MAX_HIDDEN}); "
+             "use my_ops.rms_norm")
+    if not (math.isfinite(eps) and eps >= 0):
+        fail(f"expected eps to be a finite number >= 0, but got {eps:g}")
+    if grad_out is not None:
+        if grad_out.shape != x.shape:
+            fail(f"expected grad_out to have the same shape as x {list(x.shape)}, but got {list(grad_out.shape)}")
+        if grad_out.dtype != x.dtype:
+            fail(f"expected grad_out to have the same dtype as x ({x.dtype}), but got {grad_out.dtype}")
+
+
+@triton_op("my_ops::triton_rms_norm", mutates_args=())
+def _forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+    # Also the fake kernel: triton_op runs this body under FakeTensorMode
+    # (the launch is then traced, not run), so the checks hold there too.
+    _check("triton_rms_norm", x, weight, eps)
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    cols = x.shape[-1]
+    rows = x.numel() // cols if cols else 0
+    if rows and cols and x.device.type != "meta":  # meta: shapes only
+        block_m, block_n, warps = _layout(cols)
+        (_forward_kernel if _INTERPRET else wrap_triton(_forward_kernel))[(triton.cdiv(rows, block_m),)](
+            x, weight.contiguous(), y, rows, cols, eps, BLOCK_M=block_m, BLOCK_N=block_n,
+            FP64=x.dtype == torch.float64, num_warps=warps)
+    return y
+
+
+@triton_op("my_ops::triton_rms_norm_backward", mutates_args=())
+def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+    _check("triton_rms_norm_backward", x, weight, eps, grad_out)
+    x, grad_out = x.contiguous(), grad_out.contiguous()
+    grad_x = torch.empty_like(x)
+    cols = x.shape[-1]
+    rows = x.numel() // cols if cols else 0
+    acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+    if not (rows and cols) or x.device.type == "meta":
+        return grad_x.zero_(), torch.zeros_like(weight)
+    block_m, block_n, warps = _layout(cols)
+    # programs: a few per multiprocessor (one resident wave), each a slice of rows
+    per_sm = max(1, 32 // warps)
+    sms = _programs_per_sm(x.device.index or 0) if x.device.type == "cuda" else 4
+    programs = min(triton.cdiv(rows, block_m), sms * per_sm)
+    rows_per_program = triton.cdiv(rows, programs)
+    programs = triton.cdiv(rows, rows_per_program)
+    partial = torch.empty((programs, cols), dtype=acc, device=x.device)
+    (_backward_kernel if _INTERPRET else wrap_triton(_backward_kernel))[(programs,)](
+        grad_out, x, weight.contiguous(), grad_x, partial, rows, cols, eps, rows_per_program,
+        BLOCK_M=block_m, BLOCK_N=block_n, FP64=x.dtype == torch.float64, num_warps=warps)
+    return grad_x, partial.sum(0).to(weight.dtype)
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    x, weight, eps = inputs
+    ctx.save_for_backward(x, weight)
+    ctx.eps = eps
+
+
+def _autograd_backward(ctx, grad: Tensor):
+    x, weight = ctx.saved_tensors
+    grad_x, grad_weight = torch.ops.my_ops.triton_rms_norm_backward(grad, x, weight, ctx.eps)
+    return (grad_x if ctx.needs_input_grad[0] else None,
+            grad_weight if ctx.needs_input_grad[1] else None, None)
+
+
+def _setup_double(ctx, inputs, output) -> None:
+    ctx.save_for_backward(*inputs[:3])
+    ctx.eps = inputs[3]
+
+
+def _double_backward(ctx, grad_grad_x: Tensor, grad_grad_weight: Tensor):
+    """Second and higher orders: the vjp of the same backward in torch ops (ops.py's, as my_ops.rms_norm)."""
+    outputs, vjp = torch.func.vjp(lambda *t: ops._rms_norm_backward_math(*t, ctx.eps), *ctx.saved_tensors)
+    grads = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, (grad_grad_x, grad_grad_weight)))
+    return (*vjp(grads), None)
+
+
+torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_setup_context)
+torch.library.register_autograd("my_ops::triton_rms_norm_backward", _double_backward, setup_context=_setup_double)
+
+
+def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
+    """RMSNorm over the last dimension as Triton kernels: ``x / sqrt(mean(x**2, -1) + eps) * weight``.
+
+    The same op as my_ops.rms_norm, for CUDA tensors: x is [..., hidden]
+    (hidden <= 65536), weight is [hidden] (any of the float dtypes).
+    Statistics in float32 (float64 for float64 inputs); eps=None is that
+    dtype's machine epsilon. Differentiable in x and weight (higher orders
+    through torch ops); forward-mode AD is refused, as in my_ops.rms_norm.
+    """
+    if not torch.compiler.is_compiling():
+        ops._refuse_forward_ad(torch.ops.my_ops.triton_rms_norm.default, (x, weight))
+    return torch.ops.my_ops.triton_rms_norm(x, weight, ops._eps("triton_rms_norm", x, eps))
