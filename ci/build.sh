@@ -2,7 +2,8 @@
 # README command (1), the main job: the wheel of this host's default pair
 # (torch 2.11 + the system CUDA 13.0 toolkit) in dist/, with .venv/ set up
 # as needed. Skips the build when dist/ already holds a wheel newer than
-# every source file.
+# every source file. MY_OPS_OUT=DIR builds into DIR instead (e.g. the +cpu
+# wheel, with MY_OPS_CUDA=OFF, into its own folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,10 +21,11 @@ changed_since() {
         done
 }
 
-wheel=$(ci/newest-wheel.sh dist)
+out=${MY_OPS_OUT:-dist}
+wheel=$(ci/newest-wheel.sh "$out")
 if [ -n "$wheel" ] && [ -z "$(changed_since "$wheel")" ]; then
     echo "== $wheel is up to date"
 else
-    rm -f dist/my_ops-*.whl
-    ci/build-wheel.sh --out dist
+    rm -f "$out"/my_ops-*.whl
+    ci/build-wheel.sh --out "$out"
 fi

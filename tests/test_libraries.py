@@ -90,17 +90,23 @@ def label_free_wheel(tmp_path_factory) -> Path:
     cpu, cuda = _wheels_of("cpu"), _wheels_of(my_ops.build_info.cuda_label)
     if not cpu or not cuda or my_ops.build_info.abi != "stable":
         pytest.skip("needs a +cpu and a CUDA wheel of this version in dist/ or wheelhouse/ "
-                    "(MY_OPS_CUDA=OFF ci/build-wheel.sh --out dist)")
+                    "(MY_OPS_CUDA=OFF MY_OPS_BUILD_DIR=build/cpu ci/build-wheel.sh --out wheelhouse/cpu)")
     sys.path.insert(0, str(ROOT / "ci"))
     import importlib
 
     bundle = importlib.import_module("bundle-wheels")
     tags = cuda[0].name.split("-", 2)[2]
-    cpu_same_tags = [w for w in cpu if w.name.endswith(tags)]
-    if not cpu_same_tags:
-        pytest.skip(f"no +cpu wheel with the tags {tags}")
+
+    def commit(wheel: Path) -> str:
+        return json.loads(zipfile.ZipFile(wheel).read("my_ops/_build_info.json"))["commit"]
+
+    # the bundler takes libraries of one commit only (it compares their Python files)
+    matching = [w for w in cpu if w.name.endswith(tags) and commit(w) == commit(cuda[0])]
+    if not matching:
+        pytest.skip(f"no +cpu wheel with the tags {tags} of the CUDA wheel's commit {commit(cuda[0])[:10]}: "
+                    "MY_OPS_CUDA=OFF MY_OPS_BUILD_DIR=build/cpu ci/build-wheel.sh --out wheelhouse/cpu")
     out = tmp_path_factory.mktemp("label-free")
-    return bundle.label_free(cuda[0], cpu_same_tags[:1], out)
+    return bundle.label_free(cuda[0], matching[:1], out)
 
 
 def _run(wheel: Path, tmp_path: Path, code: str, **env) -> subprocess.CompletedProcess:
