@@ -4,7 +4,7 @@ src/binding/op_rules.h.
 The rules themselves are defined once, in C++ beside each op's schema, and
 read from my_ops._C; this module interprets them for meta and fake tensors
 (torch.compile tracing, shape inference) with the same messages the C++
-checks give, and with torch._check, so symbolic sizes get runtime asserts
+checks give, and with torch._check (through _torch_compat), so symbolic sizes get runtime asserts
 instead of specialisations. tests/test_rules.py runs every rule through both.
 """
 
@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from . import _C
+from ._torch_compat import check as _check, same_storage as _same_storage, schema as _schema
 
 _FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 # Devices a fake kernel accepts: the real kernels' CPU and CUDA, and meta
@@ -58,7 +59,7 @@ def _load() -> dict[str, list[Param]]:
     rules = {}
     for line in _C.op_rules().splitlines():
         name, text = line.split("\t")
-        schema = getattr(torch.ops.my_ops, name).default._schema
+        schema = _schema(getattr(torch.ops.my_ops, name).default)
         params = {a.name: Param(a.name, str(a.type) == "Tensor") for a in schema.arguments}
         for entry in filter(None, (e.strip() for e in text.split(";"))):
             arg, clauses = entry.split(":", 1)
@@ -85,10 +86,6 @@ def _concrete(*values) -> bool:
 def _view(t: Tensor) -> tuple:
     size = t.element_size()
     return tuple(t.shape), tuple(t.stride()), size, t.storage_offset() * size
-
-
-def _same_storage(a: Tensor, b: Tensor) -> bool:
-    return a.untyped_storage()._cdata == b.untyped_storage()._cdata
 
 
 def check(op: str, *args) -> None:
@@ -126,16 +123,16 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict) -> None:
         ref = args.get(c.ref)
         r = c.ref
         if c.key == "like":
-            torch._check(t.dtype == ref.dtype, lambda: f"my_ops.{op}: expected {n} to have the same "
+            _check(t.dtype == ref.dtype, lambda: f"my_ops.{op}: expected {n} to have the same "
                          f"dtype as {r} ({ref.dtype}), but got {t.dtype}")
-            torch._check(t.device == ref.device, lambda: f"my_ops.{op}: expected {n} to be on the "
+            _check(t.device == ref.device, lambda: f"my_ops.{op}: expected {n} to be on the "
                          f"same device as {r} ({ref.device}), but got {t.device}")
         elif c.key == "dim>=":
             unit = "dimension" if c.number == 1 else "dimensions"
-            torch._check(t.dim() >= c.number, lambda: f"my_ops.{op}: expected {n} to have at least "
+            _check(t.dim() >= c.number, lambda: f"my_ops.{op}: expected {n} to have at least "
                          f"{c.number} {unit}, but got a {t.dim()}-D tensor")
         elif c.key == "dim":
-            torch._check(t.dim() == c.number, lambda: f"my_ops.{op}: expected {n} to be "
+            _check(t.dim() == c.number, lambda: f"my_ops.{op}: expected {n} to be "
                          f"{c.number}-D, but got {t.dim()}-D shape {_shape_text(t.shape)}")
         elif c.key == "shape":
             want, why = list(ref.shape), ""
@@ -151,15 +148,15 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict) -> None:
                 return (f"my_ops.{op}: expected {n} to have {what}{_shape_text(want)}{why}, "
                         f"but got {_shape_text(t.shape)}")
 
-            torch._check(t.dim() == len(want), message)
+            _check(t.dim() == len(want), message)
             for got, expected in zip(t.shape, want):
-                torch._check(got == expected, message)
+                _check(got == expected, message)
         elif c.key == "even":
             if t.dim() > 0:
-                torch._check(t.shape[-1] % 2 == 0, lambda: f"my_ops.{op}: expected the last "
+                _check(t.shape[-1] % 2 == 0, lambda: f"my_ops.{op}: expected the last "
                              f"dimension of {n} to be even, but got {t.shape[-1]}")
         elif c.key == "rows":
-            torch._check(t.shape[0] == ref.shape[1], lambda: f"my_ops.{op}: expected {n} to have "
+            _check(t.shape[0] == ref.shape[1], lambda: f"my_ops.{op}: expected {n} to have "
                          f"{ref.shape[1]} rows (the columns of {r}), but got shape "
                          f"{_shape_text(t.shape)}")
         elif c.key == "written":

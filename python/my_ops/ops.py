@@ -9,10 +9,10 @@ from __future__ import annotations
 import threading
 
 import torch
-import torch.autograd.forward_ad as _forward_ad
 from torch import Tensor
 
 from . import _rules
+from . import _torch_compat as _compat
 
 __all__ = [
     "short_kernel",
@@ -43,32 +43,37 @@ _lib = torch.library.Library("my_ops", "IMPL")
 # Function, which torch.func runs level by level. Anything else takes the op's
 # full path: tensor subclasses, dispatch modes (FakeTensorMode), torch.compile.
 # Forward-mode AD is refused on every road: the ops have no forward-mode formula.
+# The private torch API these roads take comes from _torch_compat, which falls
+# back to public behaviour (slower roads) on a torch release without it.
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
-_BelowAutograd = torch._C._AutoDispatchBelowAutograd
-_after_autograd = torch._C._after_autograd_keyset
-_transforms_active = torch._C._are_functorch_transforms_active
-_any_requires_grad = getattr(torch._C, "_any_requires_grad", None) or (  # torch 2.6 lacks it
-    lambda *tensors: any(t.requires_grad for t in tensors))
-_dispatch_modes = torch._C._len_torch_dispatch_stack
+_BelowAutograd = _compat.below_autograd
+_after_autograd = _compat.after_autograd_keyset
+_transforms_active = _compat.transforms_active
+_any_requires_grad = _compat.any_requires_grad
+_dispatch_modes = _compat.dispatch_modes_active
+_has_tangent = _compat.has_tangent
+# The op's own Autograd kernel needs all three; without them, register_autograd.
+_AUTOGRAD_KERNEL = _BelowAutograd is not None and _after_autograd is not None and _compat.knows_transforms
+# Without it, the mutating ops' checks run in their Python API, not in a kernel.
+_after_inplace = _compat.after_ad_inplace_or_view_keyset
 _is_compiling = torch.compiler.is_compiling
 _inference_mode = torch.is_inference_mode_enabled
 _FUNCTIONS: dict = {}  # op -> its torch.autograd.Function (_autograd)
 _state = threading.local()  # .in_formula: a backward formula is running on this thread
 _RECORD: dict = {}  # op -> that Function's apply for plain eager calls
+_MUTATE: dict = {}  # mutating op -> how its Python API calls it (_mutating_op)
 
 
 def _forward_ad_error(op) -> RuntimeError:
-    return RuntimeError(f"my_ops.{op._schema.name.split('::')[1]}: forward-mode AD (dual tensors, "
+    return RuntimeError(f"my_ops.{op.name().split('::')[1].split('.')[0]}: forward-mode AD (dual tensors, "
                         "torch.func.jvp, jacfwd, hessian) is not supported; use reverse mode "
                         "(backward, torch.autograd.grad, torch.func.grad, vjp, jacrev)")
 
 
 def _refuse_forward_ad(op, tensors) -> None:
     """The ops have no forward-mode formula: a dual tensor's tangent would be dropped."""
-    if _forward_ad._current_level >= 0:
-        for t in tensors:
-            if _forward_ad.unpack_dual(t).tangent is not None:
-                raise _forward_ad_error(op)
+    if _has_tangent(tensors):
+        raise _forward_ad_error(op)
 
 
 def _plain_eager(tensors) -> bool:
@@ -105,6 +110,8 @@ def _call(op, tensors, *args):
                 if getattr(_state, "in_formula", False):
                     return _FUNCTIONS[op].apply(*args)
                 return _RECORD[op](*args)
+    if _BelowAutograd is None:
+        return op(*args)  # the Autograd kernel finds nothing to record and passes the call on
     with _BelowAutograd():
         return op(*args)
 
@@ -115,7 +122,7 @@ def _autograd(name: str, backward, setup_context=None) -> None:
     records that Function: what register_autograd would register, plus a
     refusal of what it would answer wrongly."""
     op = getattr(_ops, name).default
-    arguments = op._schema.arguments
+    arguments = _compat.schema(op).arguments
     tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
     # The dispatcher drops trailing arguments equal to their defaults; the
     # formulas get them back.
@@ -128,6 +135,8 @@ def _autograd(name: str, backward, setup_context=None) -> None:
 
         @staticmethod
         def forward(*args):
+            if _BelowAutograd is None:
+                return op(*args)  # grad mode is off in here: the Autograd kernel passes it on
             with _BelowAutograd():
                 return op(*args)
 
@@ -153,7 +162,16 @@ def _autograd(name: str, backward, setup_context=None) -> None:
     # Function.apply, minus its Python preamble (binding the arguments with
     # inspect.signature, which costs as much as the call, and the hand-over
     # to torch.func): for calls where no torch.func transform is active.
-    record = super(torch.autograd.Function, Function).apply
+    record = _compat.record_apply(Function)
+    _FUNCTIONS[op] = Function
+    _RECORD[op] = record
+    if not _AUTOGRAD_KERNEL:
+        # torch's own Autograd kernel for the same formulas; torch.func over a
+        # torch.ops call then fails in torch's check (pytorch#168393), and the
+        # Python API still takes the Function above
+        torch.library.register_autograd(f"my_ops::{name}", Function.backward,
+                                        setup_context=Function.setup_context, lib=_lib)
+        return
 
     def autograd_kernel(keyset, *args):
         tensors = [args[i] for i in tensor_positions if i < len(args)]
@@ -175,8 +193,6 @@ def _autograd(name: str, backward, setup_context=None) -> None:
             return op.redispatch(keyset & _after_autograd, *args)
 
     _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
-    _FUNCTIONS[op] = Function
-    _RECORD[op] = record
 
 
 def _mutating_op(name: str) -> None:
@@ -187,12 +203,13 @@ def _mutating_op(name: str) -> None:
     a tensor it saved was overwritten. One kernel at the ADInplaceOrView key,
     which every call on ordinary tensors passes (the stable ABI has no C++
     Autograd kernels, so this lives here); PyTorch's autograd fallback in
-    front of it only passes the call on."""
+    front of it only passes the call on. (Without the private keyset that
+    kernel redispatches with, the Python API makes the same checks and bumps.)"""
     op = getattr(_ops, name).default
-    arguments = op._schema.arguments
+    arguments = _compat.schema(op).arguments
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
 
-    def inplace_kernel(keyset, *args):
+    def refuse(args) -> None:
         _refuse_forward_ad(op, [a for a in args if isinstance(a, Tensor)])
         if torch.is_grad_enabled():
             for argument, value in zip(arguments, args):
@@ -202,11 +219,28 @@ def _mutating_op(name: str) -> None:
                         "writes its arguments in place and has no autograd formula; call it under "
                         "torch.no_grad() or pass tensors that do not require grad (e.g. "
                         f"{argument.name}.detach())")
-        result = op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, *args)
-        torch.autograd.graph.increment_version([args[i] for i in written])
-        return result
 
-    _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
+    if _after_inplace is not None:
+        def inplace_kernel(keyset, *args):
+            refuse(args)
+            result = op.redispatch(keyset & _after_inplace, *args)
+            torch.autograd.graph.increment_version([args[i] for i in written])
+            return result
+
+        _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
+        _MUTATE[op] = op
+    else:
+        def checked_call(*args):
+            # where the kernel would run: not under inference_mode (which
+            # skips ADInplaceOrView), nor while dynamo traces (it cannot)
+            if _is_compiling() or _inference_mode():
+                return op(*args)
+            refuse(args)
+            result = op(*args)
+            torch.autograd.graph.increment_version([args[i] for i in written])
+            return result
+
+        _MUTATE[op] = checked_call
 
     def math_bits_kernel(*args):
         # Reached when an argument carries a lazy negation or conjugation
@@ -374,7 +408,7 @@ def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     require grad while grad mode is on.
     """
     _refuse_inference_writes("add_out", out=out)
-    _ops.add_out.default(a, b, out)
+    _MUTATE[_ops.add_out.default](a, b, out)
     return out
 
 
@@ -475,7 +509,7 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     mutating op: no tensor argument may require grad while grad mode is on.
     """
     _refuse_inference_writes("fused_add_rms_norm", x=x, residual=residual)
-    _ops.fused_add_rms_norm.default(x, residual, weight, _eps("fused_add_rms_norm", x, eps))
+    _MUTATE[_ops.fused_add_rms_norm.default](x, residual, weight, _eps("fused_add_rms_norm", x, eps))
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")

@@ -1,0 +1,185 @@
+"""The wheel on a torch release without the private API it uses.
+
+my_ops uses private torch names (torch._C._*, underscore attributes) in one
+module, my_ops/_torch_compat.py, which falls back to public behaviour where
+a name is missing. Each test here starts a Python session in which one name
+is missing before `import my_ops`, and runs a representative subset of the
+op tests there: forward values, backward and double backward, torch.func,
+the mutating ops (in place, version counters, the requires-grad refusal),
+the forward-mode AD refusal and torch.compile. Where nothing in torch itself
+needs the name, the session deletes it from torch; where torch does (deleting
+it would break torch, not simulate a release without it), the session hides
+it from my_ops through MY_OPS_COMPAT_HIDE, which only _torch_compat reads.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+TESTS = pathlib.Path(__file__).parent
+PACKAGE = TESTS.parent / "python" / "my_ops"
+
+# A subset of the op tests: under ~20 s on a 2-core CPU.
+SUBSET = [
+    "tests/test_rms_norm.py::test_rms_norm[float32-cpu-contiguous-(4, 1000)]",
+    "tests/test_rms_norm.py::test_rms_norm_backward[float32-cpu-contiguous-(5, 13)]",
+    "tests/test_rms_norm.py::test_rms_norm_second_order_matches_pytorch",
+    "tests/test_rms_norm.py::test_rms_norm_gradgradcheck",
+    "tests/test_rms_norm.py::test_fused_add_rms_norm[float32-cpu-contiguous-(4, 1000)]",
+    "tests/test_rms_norm.py::test_fused_requires_grad_rejected",
+    "tests/test_rms_norm.py::test_fused_aliasing_rejected",
+    "tests/test_elementwise.py::test_mul[float32-cpu-contiguous-(3, 333)]",
+    "tests/test_elementwise.py::test_gradcheck",
+    "tests/test_elementwise.py::test_add_out_in_place",
+    "tests/test_elementwise.py::test_add_out_requires_grad_rejected",
+    "tests/test_elementwise.py::test_add_out_partial_overlap_rejected",
+    "tests/test_act_and_mul.py::test_backward[silu_and_mul-float32-cpu-contiguous-(3, 2)]",
+    "tests/test_act_and_mul.py::test_second_order_matches_eager",
+    "tests/test_call_paths.py::test_idle_autograd_results",
+    "tests/test_call_paths.py::test_gradients_still_recorded",
+    "tests/test_call_paths.py::test_forward_mode_ad_refused",
+    "tests/test_call_paths.py::test_forward_mode_ad_refused_through_torch_ops",
+    "tests/test_call_paths.py::test_torch_func_transforms",
+    "tests/test_call_paths.py::test_torch_func_through_torch_ops_refused",
+    "tests/test_func_vjp_outside.py",
+    "tests/test_inference_tensors.py",
+    "tests/test_compile.py::test_compiled_mutating_ops",
+    "tests/test_compile.py::test_compiled_block_matches_eager[cpu-aot_eager]",
+]
+
+# Without the op's own Autograd kernel (register_autograd instead), a call
+# past the Python API (torch.ops.my_ops.<op>) behaves as torch's
+# register_autograd makes it: torch.func over it fails in torch's own check,
+# and a dual tensor that does not require grad is not refused there.
+_TORCH_OPS_AS_REGISTER_AUTOGRAD = (
+    "not test_forward_mode_ad_refused_through_torch_ops and not test_torch_func_through_torch_ops_refused")
+
+# Without the mutating ops' ADInplaceOrView kernel, their Python API makes its
+# checks; a call past it (torch.ops.my_ops.add_out) is not checked.
+_MUTATING_OPS_AS_PYTHON_API = (
+    "not (test_forward_mode_ad_refused_through_torch_ops and (add_out or fused_add_rms_norm))")
+
+# name: (statement that deletes it from torch, or None to hide it through
+# MY_OPS_COMPAT_HIDE; what must hold in my_ops once it is missing; -k filter)
+CASES = {
+    "_AutoDispatchBelowAutograd": (  # torch's register_autograd and higher-order ops use it
+        None, "compat.below_autograd is None and not ops._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
+    "_after_autograd_keyset": (  # torch's register_autograd uses it
+        None, "compat.after_autograd_keyset is None and not ops._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
+    "_after_ADInplaceOrView_keyset": (
+        "delattr(torch._C, '_after_ADInplaceOrView_keyset')",
+        "compat.after_ad_inplace_or_view_keyset is None and ops._MUTATE[torch.ops.my_ops.add_out.default] "
+        "is not torch.ops.my_ops.add_out.default", _MUTATING_OPS_AS_PYTHON_API),
+    "_are_functorch_transforms_active": (  # torch.autograd.Function.apply uses it
+        None, "compat.transforms_active() is True and not ops._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
+    "_any_requires_grad": (
+        "delattr(torch._C, '_any_requires_grad')", "compat.any_requires_grad.__name__ == '<lambda>'", None),
+    "_len_torch_dispatch_stack": (  # torch.utils._python_dispatch and torch._ops use it
+        None, "compat.dispatch_modes_active() == 1", None),
+    "_current_level": (  # torch.autograd.forward_ad.dual_level uses it
+        None, "'level=0' in inspect.getsource(compat.has_tangent)", None),
+    "_FunctionBase": (  # its apply is under torch.autograd.Function.apply
+        None, "ops._RECORD[torch.ops.my_ops.mul.default] == ops._FUNCTIONS[torch.ops.my_ops.mul.default].apply",
+        None),
+    "_schema": (  # torch.fx's schema lookup, the fallback, reads it
+        None, "'_schema' in compat._HIDDEN", None),
+    "_cdata": (  # an attribute of the C storage type: it cannot be deleted
+        None, "'is' in inspect.getsource(compat.same_storage)", None),
+    "_check": (  # torch uses torch._check everywhere
+        None, "compat.check is compat._check", None),
+}
+
+
+def _session(name: str) -> str:
+    delete, holds, _ = CASES[name]
+    return textwrap.dedent(f"""
+        import inspect, sys
+        import torch, torch.autograd.forward_ad
+        {delete or 'pass'}
+        import my_ops
+        from my_ops import ops, _torch_compat as compat
+        assert {holds}, "my_ops did not take the fallback for {name}"
+        import pytest
+        sys.exit(pytest.main(sys.argv[1:]))
+    """)
+
+
+def test_cases_cover_every_private_name():
+    """Every private name _torch_compat looks up has a case here."""
+    source = (PACKAGE / "_torch_compat.py").read_text()
+    looked_up = set(re.findall(r"_private\([\w.]+, \"(\w+)\"\)", source))
+    looked_up |= set(re.findall(r"\"(\w+)\" in _HIDDEN", source))
+    looked_up -= {"apply"}  # _FunctionBase's, hidden with it
+    assert looked_up <= set(CASES), looked_up - set(CASES)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_ops_without_private_name(name):
+    delete, _, select = CASES[name]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE.parent), env.get("PYTHONPATH")]))
+    env["MY_OPS_COMPAT_HIDE"] = "" if delete else name
+    args = ["-x", "-q", "-p", "no:cacheprovider", "-W", "ignore", *SUBSET]
+    if select:
+        args += ["-k", select]
+    result = subprocess.run([sys.executable, "-c", _session(name), *args], cwd=TESTS.parent, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    assert re.search(r"\d+ passed", result.stdout), result.stdout[-2000:]
+
+
+# Not torch: CPython's documented frame access (my_ops/__init__.py).
+_ALLOWED = {"sys._getframe"}
+
+
+def _private_uses(source: str):
+    """(line, text) of each private name in the source: an underscore attribute
+    (torch._C, op._schema, storage._cdata), one fetched by name (getattr(x,
+    "_name")), an import from a private torch module, and the base apply
+    under torch.autograd.Function.apply (super(torch.autograd.Function, ...))."""
+    for node in ast.walk(ast.parse(source)):
+        text = ast.unparse(node) if isinstance(node, ast.expr) else ""
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.endswith("__"):
+            if text not in _ALLOWED:
+                yield node.lineno, text
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("getattr", "hasattr", "setattr", "delattr") and len(node.args) > 1 \
+                    and isinstance(node.args[1], ast.Constant) and re.match(r"_(?!_)", str(node.args[1].value)):
+                yield node.lineno, text
+            if node.func.id == "super" and node.args and ast.unparse(node.args[0]) == "torch.autograd.Function":
+                yield node.lineno, text
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            for module in modules:
+                if module.startswith("torch") and "._" in module:
+                    yield node.lineno, f"import {module}"
+
+
+def test_private_torch_api_only_in_compat_module():
+    offenders = [f"{path.name}:{line}: {text}"
+                 for path in sorted(PACKAGE.glob("*.py")) if path.name != "_torch_compat.py"
+                 for line, text in _private_uses(path.read_text())]
+    assert not offenders, "private torch API outside _torch_compat.py:\n" + "\n".join(offenders)
+
+
+def test_private_use_check_finds_them():
+    """The check above finds each form of private use, also inside an f-string."""
+    source = textwrap.dedent("""
+        import torch._dynamo
+        from torch._subclasses import FakeTensorMode
+        torch._C._after_autograd_keyset
+        f"{op._schema.name}"
+        getattr(torch._C, "_any_requires_grad", None)
+        super(torch.autograd.Function, Function).apply
+        sys._getframe(1)
+    """)
+    found = [text for _, text in _private_uses(source)]
+    assert len(set(line for line, _ in _private_uses(source))) == 6, found
