@@ -26,6 +26,14 @@ step=${1:?usage: $0 upload|finalize|prune release|nightly TAG [DIR]} kind=${2:?}
 case "$step:$kind" in
     upload:release)
         dir=${4:?DIR}
+        # A published release's assets are what users downloaded and verified:
+        # a re-run of the whole workflow (new builds, maybe newer builder
+        # images) must not replace them. Only a draft is (re)uploaded.
+        if [ "$(gh release view "$tag" --json isDraft --jq .isDraft 2>/dev/null)" = false ]; then
+            echo "$0: release $tag is already published; its files stay as they are (bump the version" \
+                "for new builds; to finish a partly failed run, re-run its failed jobs only)" >&2
+            exit 1
+        fi
         if ! gh release view "$tag" >/dev/null 2>&1; then
             gh release create "$tag" --draft --verify-tag --title "my_ops $tag" \
                 --notes "Wheels for every CUDA/PyTorch pair; verify downloads with SHA256SUMS and \`gh attestation verify\`."
@@ -53,13 +61,16 @@ The nightly tag marks the first nightly only."
     prune:nightly)
         keep=$(python3 scripts/matrix.py default nightly_keep)
         assets=$(gh release view nightly --json assets --jq '.assets[].name')
-        versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\).*/\1/p' | sort -u -V)
+        # versions as ci/build-site.sh counts them: from the wheels
+        versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\)[-+].*\.whl$/\1/p' | sort -u -V)
         old=$(printf '%s\n' "$versions" | head -n "-$keep")
         for version in $old; do
-            printf '%s\n' "$assets" | grep -F -e "my_ops-$version" -e "SHA256SUMS-$version" | while read -r asset; do
-                echo "deleting $asset (older than the newest $keep nightlies)"
-                gh release delete-asset nightly "$asset" --yes
-            done
+            # every file of that version (wheels, their .metadata, the sdist, its checksums), each once
+            printf '%s\n' "$assets" | grep -E -e "^my_ops-${version//./\\.}[-+.]" -e "^SHA256SUMS-${version//./\\.}\$" |
+                sort -u | while read -r asset; do
+                    echo "deleting $asset (older than the newest $keep nightlies)"
+                    gh release delete-asset nightly "$asset" --yes
+                done
         done
         ;;
     *) echo "usage: $0 upload|finalize|prune release|nightly TAG [DIR]" >&2; exit 2 ;;

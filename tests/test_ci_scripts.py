@@ -285,3 +285,63 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
                              "--out", str(tmp_path / "out2")], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "GITHUB_OUTPUT": "/dev/null"})
     assert result.returncode == 1 and "no build of this run makes" in result.stdout
+
+
+# ------------------------------------------- ci/publish-github-release.sh
+FAKE_GH = """#!/usr/bin/env bash
+# A stand-in gh: answers from $GH_STATE, logs every call to $GH_LOG.
+echo "$*" >>"$GH_LOG"
+case "$1 $2" in
+    "release view")
+        case "$*" in
+            *isDraft*) cat "$GH_STATE/is_draft" ;;
+            *assets*) cat "$GH_STATE/assets" ;;
+        esac ;;
+esac
+"""
+
+
+def _publish(tmp_path, *args, assets=(), is_draft="true"):
+    bin_dir, state = tmp_path / "bin", tmp_path / "state"
+    bin_dir.mkdir(exist_ok=True)
+    state.mkdir(exist_ok=True)
+    (bin_dir / "gh").write_text(FAKE_GH)
+    (bin_dir / "gh").chmod(0o755)
+    (state / "assets").write_text("".join(f"{a}\n" for a in assets))
+    (state / "is_draft").write_text(is_draft + "\n")
+    log = tmp_path / "gh.log"
+    log.write_text("")
+    result = subprocess.run(["bash", "ci/publish-github-release.sh", *args], cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GH_STATE": str(state),
+                                 "GH_LOG": str(log), "COMMIT": "0" * 40})
+    return result, log.read_text().splitlines()
+
+
+def test_prune_keeps_the_newest_nightlies_whole(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import matrix
+
+    keep = int(matrix.load()["defaults"]["nightly_keep"])
+    versions = [f"1.0.1.dev202611{day:02d}0317" for day in range(1, keep + 3)]
+    assets = []
+    for v in versions:  # every kind of file a nightly uploads
+        wheel = f"my_ops-{v}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl"
+        assets += [wheel, f"{wheel}.metadata", f"my_ops-{v}-cp39-abi3-manylinux_2_28_x86_64.whl",
+                   f"my_ops-{v}.tar.gz", f"SHA256SUMS-{v}"]
+    result, calls = _publish(tmp_path, "prune", "nightly", "nightly", assets=assets)
+    assert result.returncode == 0, result.stdout + result.stderr
+    deleted = [c.split()[3] for c in calls if c.startswith("release delete-asset")]
+    old = versions[:-keep]
+    assert sorted(deleted) == sorted(a for a in assets if any(v in a for v in old)), deleted
+    assert len(deleted) == len(set(deleted)) == 5 * len(old)
+
+
+def test_a_published_release_is_never_uploaded_again(tmp_path):
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "my_ops-1.0.0.tar.gz").write_text("")
+    result, calls = _publish(tmp_path, "upload", "release", "v1.0.0", str(tmp_path / "dist"), is_draft="false")
+    assert result.returncode == 1 and "already published" in result.stderr
+    assert not any(c.startswith("release upload") for c in calls)
+    result, calls = _publish(tmp_path, "upload", "release", "v1.0.0", str(tmp_path / "dist"), is_draft="true")
+    assert result.returncode == 0, result.stderr
+    assert any(c.startswith("release upload v1.0.0 --clobber") for c in calls)

@@ -46,7 +46,7 @@ def _forward_kernel(x_ptr, w_ptr, y_ptr, rows, cols, eps,
     acc = tl.float64 if FP64 else tl.float32
     x = tl.load(x_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
     w = tl.load(w_ptr + col, mask=col < cols, other=0.0).to(acc)
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)
+    rstd = (1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)).to(acc)  # (eps may come as float64)
     y = x * rstd[:, None] * w
     tl.store(y_ptr + row * cols + col, y.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -70,7 +70,8 @@ def _backward_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, dw_ptr, rows, cols, eps, rows
         mask = (row < end) & (col < cols)
         x = tl.load(x_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
         dy = tl.load(dy_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
-        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)
+        # eps in the math dtype: torch.compile passes Python floats as float64 scalars
+        rstd = (1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)).to(acc)
         xhat = x * rstd[:, None]
         g = dy * w
         dx = rstd[:, None] * (g - xhat * (tl.sum(g * xhat, axis=1) / cols)[:, None])
