@@ -8,7 +8,8 @@
 # The build uses the torch installed for --python (no build isolation: the
 # extension must be compiled against the torch that will load it) and the
 # nvcc found through CUDA_HOME / CUDACXX / PATH. TORCH_CUDA_ARCH_LIST defaults
-# to the build's list in scripts/matrix.toml; MY_OPS_CUDA=OFF builds +cpu.
+# to the build's list in scripts/matrix.toml; the build `cpu` (or
+# MY_OPS_CUDA=OFF) builds +cpu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,9 @@ if [ -z "${TORCH_CUDA_ARCH_LIST:-}" ]; then
     TORCH_CUDA_ARCH_LIST="$("$python" scripts/matrix.py build "$build" --field arch_list)"
 fi
 export TORCH_CUDA_ARCH_LIST
+if [ "$("$python" scripts/matrix.py build "$build" --field cuda)" = cpu ]; then
+    export MY_OPS_CUDA=OFF  # the CPU-only build, even where a toolkit is installed (the CUDA images)
+fi
 # A checkout owned by another user (a CI container runs as root over the
 # runner's checkout) makes git refuse it as "dubious ownership": the build
 # would lose its commit and commit time without a word. Trust this one folder.

@@ -2,11 +2,15 @@
 # README command (1), the main job: the wheel of this host's default pair
 # (torch 2.11 + the system CUDA 13.0 toolkit) in dist/, with .venv/ set up
 # as needed. Skips the build when dist/ already holds a wheel newer than
-# every source file. MY_OPS_OUT=DIR builds into DIR instead (e.g. the +cpu
-# wheel, with MY_OPS_CUDA=OFF, into its own folder).
+# every source file. `--build cpu` builds another build of scripts/matrix.toml
+# with the same torch (the +cpu wheel); MY_OPS_OUT=DIR builds into DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build=default
+if [ "${1:-}" = --build ]; then
+    build=${2:?usage: $0 [--build NAME]}
+fi
 ci/setup-venv.sh
 
 # The first source file (tracked or new) changed after the wheel, if any.
@@ -27,5 +31,5 @@ if [ -n "$wheel" ] && [ -z "$(changed_since "$wheel")" ]; then
     echo "== $wheel is up to date"
 else
     rm -f "$out"/my_ops-*.whl
-    ci/build-wheel.sh --out "$out"
+    ci/build-wheel.sh --build "$build" --out "$out"
 fi

@@ -14,6 +14,7 @@ read -r got_torch got_cuda < <("$python" -c '
 import torch
 print(".".join(torch.__version__.split("+")[0].split(".")[:2]), torch.version.cuda or "none")')
 got_cuda=$(echo "$got_cuda" | cut -d. -f1-2)
+[ "$got_cuda" = none ] && got_cuda=cpu  # a CPU-only torch: the pairs' "cpu" backend
 if [ "$got_torch" != "$want_torch" ] || [ "$got_cuda" != "$want_cuda" ]; then
     echo "$0: pair $pair needs torch $want_torch with CUDA $want_cuda, but $python has torch $got_torch with CUDA $got_cuda" >&2
     exit 1

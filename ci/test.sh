@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 ci/build.sh
 # The +cpu wheel too: tests/test_libraries.py bundles it with the default
 # wheel into PyPI's label-free wheel, as the release does, and loads each.
-MY_OPS_CUDA=OFF MY_OPS_BUILD_DIR=build/cpu MY_OPS_OUT=wheelhouse/cpu ci/build.sh
+MY_OPS_OUT=wheelhouse/cpu ci/build.sh --build cpu
 wheel=$(ci/newest-wheel.sh dist)
 .venv/bin/python -m pip install --quiet --no-deps --force-reinstall "$wheel"
 .venv/bin/python -m pip install --quiet -r ci/requirements-verify.txt -r ci/requirements-browser.txt

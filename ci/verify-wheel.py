@@ -77,7 +77,7 @@ def find_cuobjdump() -> str | None:
 def expected_architectures(arch_list: str) -> tuple[set[str], set[str]]:
     """'7.5;9.0+PTX' -> ({'sm_75', 'sm_90'}, {'sm_90'}): SASS and PTX targets."""
     sass, ptx = set(), set()
-    for entry in re.split(r"[;, ]+", arch_list.strip()):
+    for entry in filter(None, re.split(r"[;, ]+", arch_list.strip())):  # (the CPU build's list is empty)
         match = re.fullmatch(r"(\d+)\.(\d+)([af]?)(\+PTX)?", entry)
         if not match:
             raise SystemExit(f"bad arch list entry {entry!r} in {arch_list!r}")
@@ -159,7 +159,13 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                 library_path = Path(tmp) / library
                 cuobjdump = find_cuobjdump()
                 sass_expected, ptx_expected = expected_architectures(build.arch_list)
-                if v.check(cuobjdump is not None, "sass: no cuobjdump (set CUOBJDUMP or install nvidia-cuda-cuobjdump)"):
+                if build.cuda == matrix.CPU:
+                    # the CPU library: no device code, and no CUDA or torch_cuda library linked
+                    needed = needed_libraries(library_path) if library.endswith(".so") else []
+                    cuda_needed = [n for n in needed if re.match(r"lib(cuda|cudart|torch_cuda|c10_cuda)", n)]
+                    v.check(not cuda_needed, f"cpu: {library} links CUDA libraries {cuda_needed}")
+                elif v.check(cuobjdump is not None,
+                             "sass: no cuobjdump (set CUOBJDUMP or install nvidia-cuda-cuobjdump)"):
                     cubins, ptx = inspect_kernels(library_path, cuobjdump)
                     v.report.update(sass=sorted(cubins, key=lambda s: int(re.sub(r"\D", "", s))),
                                     ptx=sorted(ptx, key=lambda s: int(re.sub(r"\D", "", s))))
@@ -202,8 +208,12 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
             f"buildinfo: torch requirement {build_info.get('torch_requirement')}, expected {build.torch_requirement}")
     v.check(str(build_info.get("torch_version", "")).startswith(build.torch + "."),
             f"buildinfo: built against torch {build_info.get('torch_version')}, expected {build.torch}.x")
-    v.check(str(build_info.get("cuda_version", "")).startswith(build.cuda + "."),
-            f"buildinfo: CUDA {build_info.get('cuda_version')}, expected {build.cuda}")
+    if build.cuda == matrix.CPU:
+        v.check(not build_info.get("cuda_version"), f"buildinfo: CUDA {build_info.get('cuda_version')}, "
+                                                    "expected none (the CPU build)")
+    else:
+        v.check(str(build_info.get("cuda_version", "")).startswith(build.cuda + "."),
+                f"buildinfo: CUDA {build_info.get('cuda_version')}, expected {build.cuda}")
     v.check(build_info.get("arch_list") == build.arch_list,
             f"buildinfo: arch list {build_info.get('arch_list')}, expected {build.arch_list}")
 

@@ -164,7 +164,8 @@ def fake_wheel(real: Path, build: matrix.Build, platform_tag: str, out: Path, ve
                 info = json.loads(data)
                 info.update(version=f"{version}+{label}", label=label, abi=build.abi,
                             torch_requirement=build.torch_requirement,
-                            torch_version=f"{build.torch_build_version}+{label}", cuda_version=f"{build.cuda}.0",
+                            torch_version=f"{build.torch_build_version}+{label}",
+                            cuda_version="" if build.cuda == matrix.CPU else f"{build.cuda}.0",
                             arch_list=build.arch_list)
                 data = json.dumps(info).encode()
             elif path.endswith(".dist-info/METADATA"):
@@ -223,9 +224,11 @@ def recorded_step(step: str, args: list[str]) -> int:
             return 1
         wheel = wheels[0]
         info = json.loads(zipfile.ZipFile(wheel).read("my_ops/_build_info.json"))
-        label = info["label"] or matrix.default_pair().label  # the label-free wheel: the default build's files
-        serves = label == pair.label and info["abi"] == pair.abi and \
-            matrix.find_build(pair.name).torch == ".".join(info["torch_version"].split(".")[:2])
+        if info["label"]:
+            serves = info["label"] == pair.label and info["abi"] == pair.abi and \
+                matrix.find_build(pair.name).torch == ".".join(info["torch_version"].split(".")[:2])
+        else:  # the label-free wheel: one of its kernel libraries serves the pair
+            serves = pair.label in info.get("libraries", []) and pair.abi == "stable"
         record("tested", pair=pair.name, wheel=wheel.name, serves=serves)
         return 0 if serves else 1
     if step == "ci/test-gpu.sh":

@@ -76,7 +76,9 @@ function update(changed) {
   const command = `pip install my_ops==1.0+${pair.label} --extra-index-url ${BASE}/${pair.index_path}`;
   byId("command").textContent = command;
   const notes = [];
-  if (pair.abi === "stable") {
+  if (pair.abi === "stable" && pair.label === "cpu") {
+    notes.push(`The same wheel serves every CPU-only torch >= 2.10; its index: ${BASE}/whl/cpu/`);
+  } else if (pair.abi === "stable") {
     notes.push(`The same wheel serves every torch >= 2.10 with CUDA ${pair.cuda.split(".")[0]}.x; ` +
                `its CUDA version's index: ${BASE}/whl/${pair.label}/`);
   }

@@ -143,13 +143,21 @@ def torch_install_args(item: "Build | Pair", platform: str) -> list[str]:
     return args
 
 
+CPU = "cpu"  # the CPU-only backend, listed among the CUDA versions of matrix.toml
+
+
 def cuda_label(cuda: str) -> str:
-    """'12.4' -> 'cu124'."""
+    """'12.4' -> 'cu124'; 'cpu' -> 'cpu'."""
+    if cuda == CPU:
+        return CPU
     major, minor = cuda.split(".")[:2]
     return f"cu{major}{minor}"
 
 
 def _minor_key(version: str) -> tuple[int, int]:
+    """'2.11' -> (2, 11); the CPU backend sorts before every CUDA version."""
+    if version == CPU:
+        return (0, 0)
     major, minor = (int(p) for p in version.split(".")[:2])
     return major, minor
 
@@ -308,9 +316,10 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
     build-linux / build-windows: one entry per build made on that platform.
     test-cpu: one entry per (pair, platform, oldest and newest Python), naming
       the build whose wheel it installs.
-    test-gpu: one entry per Linux pair.
+    test-gpu: one entry per Linux CUDA pair.
     Both test jobs also get entries with build "bundle": the label-free wheel
-      of each platform, with the default pair's torch.
+      of each platform, with the default pair's torch, and test-cpu with the
+      CPU-only torch of that minor.
     Every entry names its wheel's artifact: `wheel-BUILD-PLATFORM` from a build
       job, `bundle-PLATFORM` from the bundle job (outside `wheel-*`, so the
       bundle job of a re-run never downloads an earlier attempt's bundles).
@@ -344,13 +353,15 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
                     include.append(entry)
         return {"include": include}
     default = default_pair(data)
-    for pair in pairs + [default]:
+    # the label-free wheel (PyPI's), made by ci/bundle-wheels.py from the
+    # tested builds' files, tested as itself with the default pair's torch
+    # and with the CPU-only torch of the same minor (its CPU library)
+    bundle_pairs = [default] + [p for p in all_pairs(data) if p.torch == default.torch and p.cuda == CPU]
+    for pair, bundled in [(p, False) for p in pairs] + [(p, True) for p in bundle_pairs]:
         entry = pair.as_dict()
         entry["pip_toolkit"] = " ".join(pair.pip_toolkit)
         entry["platforms"] = ",".join(pair.platforms)
-        if pair is default:
-            # the label-free wheel (PyPI's), made from the default build's by
-            # ci/bundle-wheels.py, tested as itself with the default pair's torch
+        if bundled:
             entry["build"] = "bundle"
         if job == "test-cpu":
             for platform in pair.platforms:
@@ -359,7 +370,7 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
                                     "artifact": artifact_name(entry["build"], platform),
                                     "runner": data["defaults"][f"{platform}_runner"],
                                     "torch_install_args": " ".join(torch_install_args(pair, platform))})
-        elif "linux" in pair.platforms:
+        elif "linux" in pair.platforms and pair.cuda != CPU:  # (the CPU kernels are tested by test-cpu)
             include.append({**entry, "platform": "linux", "artifact": artifact_name(entry["build"], "linux")})
     return {"include": include}
 

@@ -90,7 +90,7 @@ def label_free_wheel(tmp_path_factory) -> Path:
     cpu, cuda = _wheels_of("cpu"), _wheels_of(my_ops.build_info.cuda_label)
     if not cpu or not cuda or my_ops.build_info.abi != "stable":
         pytest.skip("needs a +cpu and a CUDA wheel of this version in dist/ or wheelhouse/ "
-                    "(MY_OPS_CUDA=OFF MY_OPS_BUILD_DIR=build/cpu ci/build-wheel.sh --out wheelhouse/cpu)")
+                    "(MY_OPS_OUT=wheelhouse/cpu ci/build.sh --build cpu)")
     sys.path.insert(0, str(ROOT / "ci"))
     import importlib
 
@@ -104,7 +104,7 @@ def label_free_wheel(tmp_path_factory) -> Path:
     matching = [w for w in cpu if w.name.endswith(tags) and commit(w) == commit(cuda[0])]
     if not matching:
         pytest.skip(f"no +cpu wheel with the tags {tags} of the CUDA wheel's commit {commit(cuda[0])[:10]}: "
-                    "MY_OPS_CUDA=OFF MY_OPS_BUILD_DIR=build/cpu ci/build-wheel.sh --out wheelhouse/cpu")
+                    "MY_OPS_OUT=wheelhouse/cpu ci/build.sh --build cpu")
     out = tmp_path_factory.mktemp("label-free")
     return bundle.label_free(cuda[0], matching[:1], out)
 

@@ -45,6 +45,9 @@ def test_support_policy():
 
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
 def test_arch_list_is_buildable_and_ends_in_ptx(pair):
+    if pair.cuda == matrix.CPU:
+        assert pair.arch_list == "" and pair.label == "cpu"  # no device code at all
+        return
     entries = pair.arch_list.split(";")
     sms = [int(e.replace("+PTX", "").replace(".", "")) for e in entries]
     assert set(sms) <= NVCC_TARGETS[pair.cuda], f"nvcc {pair.cuda} cannot target {set(sms) - NVCC_TARGETS[pair.cuda]}"
@@ -73,10 +76,11 @@ def test_one_stable_build_per_cuda_version_serves_every_stable_pair():
     assert matrix.find_build("cu130").torch == "2.11"
     assert matrix.find_build("cu132").torch == "2.12"
     assert matrix.find_build("2.6-cu124").serves == ("2.6-cu124",)
-    # the build axis per release: stable CUDA versions x platforms + legacy pairs x platforms
-    assert sum(len(b.platforms) for b in BUILDS) == 14  # 4 stable CUDA x 3 platforms, 2 legacy
+    # the build axis per release: (4 stable CUDA + CPU) x 3 platforms + the legacy pair x 2
+    assert sum(len(b.platforms) for b in BUILDS) == 17
+    assert matrix.find_build("cpu").serves == tuple(f"2.{m}-cpu" for m in range(10, 16))
     x86_and_windows = sum(len(set(p.platforms) - {"linux-aarch64"}) for p in PAIRS)
-    assert x86_and_windows == 36  # one build per pair and platform, as before the stable ABI
+    assert x86_and_windows == 48  # one build per pair and platform, as before the stable ABI
 
 
 def test_torch_install_args():
@@ -109,9 +113,13 @@ def test_gha_matrices(event):
                        for e in entries)
     # the label-free wheel of each platform, with the default pair's torch, on both Pythons
     default = matrix.default_pair()
-    bundles = {(e["platform"], e["python"]) for e in test_cpu if e["build"] == "bundle"}
-    assert bundles == {(p, py) for p in default.platforms for py in (default.python_oldest, default.python_newest)}
-    assert all(e["name"] == default.name for e in test_cpu if e["build"] == "bundle")
+    bundles = {(e["name"], e["platform"], e["python"]) for e in test_cpu if e["build"] == "bundle"}
+    cpu = matrix.find_pair(f"{default.torch}-cpu")
+    assert bundles == {(pair.name, p, py) for pair in (default, cpu) for p in pair.platforms
+                       for py in (pair.python_oldest, pair.python_newest)}
+    test_gpu = matrix.gha_matrix(event, "test-gpu")["include"]
+    assert [e["name"] for e in test_gpu if e["build"] == "bundle"] == [default.name]
+    assert not [e for e in test_gpu if e["cuda"] == matrix.CPU]
     for entry in build_linux:
         machine = "aarch64" if entry["platform"] == "linux-aarch64" else "x86_64"
         assert entry["platform_tag"] == f"manylinux_2_28_{machine}"
@@ -119,7 +127,8 @@ def test_gha_matrices(event):
         assert re.fullmatch(rf"pytorch/{builder}:cuda\d+\.\d+", entry["image"])
         assert entry["runner"] == ("ubuntu-24.04-arm" if machine == "aarch64" else "ubuntu-24.04")
     for entry in build_windows:
-        assert "--index-url https://download.pytorch.org/whl/cu" in entry["torch_install_args"]
+        assert f"--index-url https://download.pytorch.org/whl/{entry['label']}" in entry["torch_install_args"]
+        assert (entry["windows_toolkit"] == "") == (entry["name"] == "cpu")  # the CPU build installs no toolkit
 
 
 def test_aarch64_variants_follow_pytorch():
