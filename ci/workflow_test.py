@@ -9,7 +9,8 @@ where, and what would be published.
 
 What stands in for what cannot run here:
   - the `container:` lines are taken out of the copy (no Docker here: the
-    Linux build jobs run on the host);
+    Linux build jobs run on the host), and so are the `queue: max` lines
+    (act's schema does not know them);
   - every action is a recording stand-in (composite actions under
     --local-repository); upload/download-artifact really move files through
     a store, so a job whose wheel was not built fails to download it;
@@ -291,6 +292,10 @@ def scratch_copy(base: Path, api_url: str) -> Path:
     for workflow in (repo / ".github/workflows").glob("*.yml"):
         # No Docker here: the container jobs run on the host.
         text = re.sub(r"^    container: .*\n", "", workflow.read_text(), flags=re.M)
+        # act's schema predates GitHub's `queue: max` for concurrency groups
+        # (actionlint and GitHub's schema in ci/lint.sh check it); act runs
+        # one job at a time anyway.
+        text = re.sub(r"^ +queue: max\b.*\n", "", text, flags=re.M)
         # GitHub's API and web server (release downloads) are the stand-ins'
         text = text.replace("${{ github.api_url }}", f"{api_url}/api")
         workflow.write_text(text.replace("${{ github.server_url }}", api_url))

@@ -86,6 +86,49 @@ def test_weight_in_another_dtype():
 
 
 @needs_kernels
+def test_float64_keeps_every_bit_of_eps():
+    """eps matters (rows of small values) and is no float32 number: float64 math must use it whole."""
+    x = make_input((6, 40), torch.float64, DEVICE, low=-1e-3, high=1e-3)
+    weight = make_input((40,), torch.float64, DEVICE, low=0.5, high=1.5)
+    for eps in (1e-7 * (1 + 1e-9), float(torch.empty((), dtype=torch.float64).uniform_(1e-8, 1e-6)), 1e-50):
+        out = my_ops.triton_rms_norm(x, weight, eps)
+        torch.testing.assert_close(out, reference.rms_norm(x, weight, eps), rtol=1e-12, atol=1e-15)
+        x_, w_ = x.clone().requires_grad_(), weight.clone().requires_grad_()
+        my_ops.triton_rms_norm(x_, w_, eps).sum().backward()
+        x64, w64 = x.clone().requires_grad_(), weight.clone().requires_grad_()
+        reference.rms_norm(x64, w64, eps).sum().backward()
+        torch.testing.assert_close(x_.grad, x64.grad, rtol=1e-9, atol=1e-9)
+        torch.testing.assert_close(w_.grad, w64.grad, rtol=1e-12, atol=1e-12)
+
+
+@needs_kernels
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev", "hessian"])
+def test_torch_func_transforms(transform):
+    """torch.func's reverse-mode transforms give the gradients of the float64
+    reference; forward mode (hessian is jacfwd of jacrev) is refused, as by my_ops.rms_norm."""
+    x = make_input((3, 16), torch.float64, DEVICE)
+    weight = make_input((16,), torch.float64, DEVICE, low=0.5, high=1.5)
+
+    def loss(fn):
+        return lambda a, b: (fn(a, b, 1e-6) * torch.arange(16, device=a.device)).sum()
+
+    ours, ref = loss(my_ops.triton_rms_norm), loss(reference.rms_norm)
+    if transform == "vjp":
+        _, vjp_ours = torch.func.vjp(lambda a: my_ops.triton_rms_norm(a, weight, 1e-6), x)
+        _, vjp_ref = torch.func.vjp(lambda a: reference.rms_norm(a, weight, 1e-6), x)
+        g = torch.randn_like(x)
+        got, want = vjp_ours(g), vjp_ref(g)
+    elif transform == "hessian":
+        with pytest.raises(RuntimeError, match="forward-mode AD"):
+            torch.func.hessian(ours)(x, weight)
+        return
+    else:
+        make = getattr(torch.func, transform)
+        got, want = make(ours, argnums=(0, 1))(x, weight), make(ref, argnums=(0, 1))(x, weight)
+    torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+
+
+@needs_kernels
 def test_gradcheck_float64():
     """float64 inputs are computed in float64, so gradcheck runs at its usual tolerances."""
     x = make_input((5, 40), torch.float64, DEVICE).requires_grad_()

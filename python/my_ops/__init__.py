@@ -73,7 +73,12 @@ def _triton_missing(x, weight, eps=1e-6):
 def __getattr__(name: str):
     if name == "triton_rms_norm" and _torch_problem is None:
         if HAVE_TRITON:
-            from .rms_norm_triton import triton_rms_norm  # registers my_ops::triton_rms_norm
+            try:
+                from .rms_norm_triton import triton_rms_norm  # registers my_ops::triton_rms_norm
+            except ImportError as error:  # installed, but broken: say so where it is used
+                raise ImportError(f"my_ops.triton_rms_norm: Triton is installed but does not import ({error}); "
+                                  "reinstall it (pip install --force-reinstall triton), or use "
+                                  "my_ops.rms_norm, the same op without it") from error
         else:
             triton_rms_norm = _triton_missing
         globals()[name] = triton_rms_norm

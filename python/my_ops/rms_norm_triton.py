@@ -1,20 +1,23 @@
 """RMSNorm as Triton kernels: my_ops::triton_rms_norm and its backward.
 
 The third way of the same op (beside the float64 torch reference and the
-CUDA C op my_ops.rms_norm): two Triton kernels registered with
-torch.library.triton_op, so torch.compile sees the kernels themselves.
-Math in float32 (float64 for float64 inputs), output in x's dtype, the
-weight gradient in weight's dtype. CUDA only; CPU tensors are accepted
-only under TRITON_INTERPRET=1 (Triton's interpreter, for checking the
-kernels without a GPU). Rows of up to 65536 elements, each held in
-registers; longer rows: my_ops.rms_norm. The weight gradient is summed
-per program in float32 into a [programs, hidden] buffer, then reduced
-with a torch sum: no atomics, the same bits on every run.
-This module imports triton; my_ops imports it only where that works.
+CUDA C op my_ops.rms_norm), registered with torch.library.triton_op so
+torch.compile sees the kernels themselves. Math in float32 (float64, eps
+included, for float64 inputs), output in x's dtype, the weight gradient in
+weight's dtype, summed per program then reduced once: no atomics, the same
+bits on every run. CUDA only (CPU tensors only under TRITON_INTERPRET=1,
+Triton's interpreter); rows of up to 65536 elements; a non-contiguous x is
+copied first. my_ops imports this module on the first use of
+my_ops.triton_rms_norm: import it before torch.export.load of a program that
+calls the ops. Forward-mode AD is refused by my_ops.triton_rms_norm; called
+as torch.ops.my_ops.triton_rms_norm, the op drops tangents as every torch
+custom op with register_autograd does (a triton_op's Autograd kernel cannot
+be replaced by one that refuses).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -25,6 +28,7 @@ import triton.language as tl
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
+from . import _torch_compat as compat
 from . import ops
 
 __all__ = ["triton_rms_norm"]
@@ -44,6 +48,8 @@ def _forward_kernel(x_ptr, w_ptr, y_ptr, rows, cols, eps,
     col = tl.arange(0, BLOCK_N)[None, :]
     mask = (row < rows) & (col < cols)
     acc = tl.float64 if FP64 else tl.float32
+    if FP64:  # eps comes as a float64 tensor: Triton takes a Python float as float32
+        eps = tl.load(eps)
     x = tl.load(x_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
     w = tl.load(w_ptr + col, mask=col < cols, other=0.0).to(acc)
     rstd = (1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)).to(acc)  # (eps may come as float64)
@@ -60,6 +66,8 @@ def _backward_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, dw_ptr, rows, cols, eps, rows
     pid = tl.program_id(0)
     col = tl.arange(0, BLOCK_N)[None, :]
     acc = tl.float64 if FP64 else tl.float32
+    if FP64:  # eps comes as a float64 tensor: Triton takes a Python float as float32
+        eps = tl.load(eps)
     w = tl.load(w_ptr + col, mask=col < cols, other=0.0).to(acc)
     dw = tl.zeros([BLOCK_M, BLOCK_N], dtype=acc)
     start = pid.to(tl.int64) * rows_per_program
@@ -94,6 +102,19 @@ def _layout(cols: int) -> tuple[int, int, int]:
 @functools.cache
 def _programs_per_sm(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def _eps_argument(eps: float, x: Tensor):
+    """eps as the kernels take it: a Python float (Triton passes it as float32), or
+    for float64 math a one-element float64 tensor, so it keeps every bit."""
+    return torch.full((1,), eps, dtype=torch.float64, device=x.device) if x.dtype == torch.float64 else eps
+
+
+def _on_device(x: Tensor):
+    """Launch on x's GPU: Triton launches on the current device and its stream."""
+    if x.device.type == "cuda" and torch.cuda.is_available():
+        return torch.cuda.device(x.device)
+    return contextlib.nullcontext()
 
 
 def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | None = None) -> None:
@@ -138,9 +159,10 @@ def _forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
     rows = x.numel() // cols if cols else 0
     if rows and cols and x.device.type != "meta":  # meta: shapes only
         block_m, block_n, warps = _layout(cols)
-        (_forward_kernel if _INTERPRET else wrap_triton(_forward_kernel))[(triton.cdiv(rows, block_m),)](
-            x, weight.contiguous(), y, rows, cols, eps, BLOCK_M=block_m, BLOCK_N=block_n,
-            FP64=x.dtype == torch.float64, num_warps=warps)
+        with _on_device(x):
+            (_forward_kernel if _INTERPRET else wrap_triton(_forward_kernel))[(triton.cdiv(rows, block_m),)](
+                x, weight.contiguous(), y, rows, cols, _eps_argument(eps, x), BLOCK_M=block_m, BLOCK_N=block_n,
+                FP64=x.dtype == torch.float64, num_warps=warps)
     return y
 
 
@@ -162,9 +184,10 @@ def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[
     rows_per_program = triton.cdiv(rows, programs)
     programs = triton.cdiv(rows, rows_per_program)
     partial = torch.empty((programs, cols), dtype=acc, device=x.device)
-    (_backward_kernel if _INTERPRET else wrap_triton(_backward_kernel))[(programs,)](
-        grad_out, x, weight.contiguous(), grad_x, partial, rows, cols, eps, rows_per_program,
-        BLOCK_M=block_m, BLOCK_N=block_n, FP64=x.dtype == torch.float64, num_warps=warps)
+    with _on_device(x):
+        (_backward_kernel if _INTERPRET else wrap_triton(_backward_kernel))[(programs,)](
+            grad_out, x, weight.contiguous(), grad_x, partial, rows, cols, _eps_argument(eps, x), rows_per_program,
+            BLOCK_M=block_m, BLOCK_N=block_n, FP64=x.dtype == torch.float64, num_warps=warps)
     return grad_x, partial.sum(0).to(weight.dtype)
 
 
@@ -176,7 +199,8 @@ def _setup_context(ctx, inputs, output) -> None:
 
 def _autograd_backward(ctx, grad: Tensor):
     x, weight = ctx.saved_tensors
-    grad_x, grad_weight = torch.ops.my_ops.triton_rms_norm_backward(grad, x, weight, ctx.eps)
+    grad_x, grad_weight = _apply(_BACKWARD, torch.ops.my_ops.triton_rms_norm_backward.default, grad, x, weight,
+                                 ctx.eps)
     return (grad_x if ctx.needs_input_grad[0] else None,
             grad_weight if ctx.needs_input_grad[1] else None, None)
 
@@ -197,6 +221,38 @@ torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, s
 torch.library.register_autograd("my_ops::triton_rms_norm_backward", _double_backward, setup_context=_setup_double)
 
 
+def _function(op, setup, formula) -> type[torch.autograd.Function]:
+    """The op's formulas as an autograd.Function with setup_context and a vmap
+    rule: what torch.func's transforms need (register_autograd's own lacks them)."""
+
+    class Function(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(*args):
+            return op(*args)  # (grad mode is off in here)
+
+        setup_context = staticmethod(setup)
+        backward = staticmethod(formula)
+
+        @staticmethod
+        def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd, hessian): no formula
+            raise ops._forward_ad_error(op)
+
+    return Function
+
+
+_FORWARD = _function(torch.ops.my_ops.triton_rms_norm.default, _setup_context, _autograd_backward)
+_BACKWARD = _function(torch.ops.my_ops.triton_rms_norm_backward.default, _setup_double, _double_backward)
+
+
+def _apply(function, op, *args):
+    """op(*args), through `function` under torch.func transforms (grad, vjp, jacrev, hessian)."""
+    if not torch.compiler.is_compiling() and compat.transforms_active():
+        return function.apply(*args)
+    return op(*args)
+
+
 def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
     """RMSNorm over the last dimension as Triton kernels: ``x / sqrt(mean(x**2, -1) + eps) * weight``.
 
@@ -208,4 +264,4 @@ def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tens
     """
     if not torch.compiler.is_compiling():
         ops._refuse_forward_ad(torch.ops.my_ops.triton_rms_norm.default, (x, weight))
-    return torch.ops.my_ops.triton_rms_norm(x, weight, ops._eps("triton_rms_norm", x, eps))
+    return _apply(_FORWARD, torch.ops.my_ops.triton_rms_norm.default, x, weight, ops._eps("triton_rms_norm", x, eps))
