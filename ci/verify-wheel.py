@@ -13,8 +13,9 @@ Checks, each failure named in the output:
   buildinfo my_ops/_build_info.json names the build's ABI family, torch, CUDA and arch list
   sass      cuobjdump lists SASS for every SM of the arch list, in every kernel
             object, and PTX for the +PTX entries (no more, no less)
-  symbols   a stable build's shared objects import no torch C++ symbol and
-            link no libc10 (Linux: nm, readelf)
+  symbols   a stable build's shared objects import no torch C++ symbol, no C
+            shim function the oldest torch it claims lacks (ci/torch-c-symbols-
+            <stable_abi_min>.txt), and link no libc10 (Linux: nm, readelf)
   bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
   size      under the matrix's wheel_size_limit_mb
   tools     abi3audit, check-wheel-contents and `twine check` pass
@@ -113,6 +114,22 @@ def torch_cxx_imports(library: Path) -> list[str]:
     return [line.split(None, 1)[-1] for line in out.splitlines() if TORCH_CXX_SYMBOL.search(line)]
 
 
+def torch_c_imports(library: Path) -> list[str]:
+    """The C shim functions (aoti_torch_*, torch_*) a shared object imports (Linux only)."""
+    out = subprocess.run(["nm", "-D", "--undefined-only", str(library)], capture_output=True, text=True,
+                         check=True).stdout
+    return sorted(n for n in (line.split()[-1] for line in out.splitlines() if line.strip())
+                  if re.fullmatch(r"(aoti_torch_|torch_)\w+", n))
+
+
+def oldest_torch_c_symbols(path: Path | None) -> tuple[str, set[str]]:
+    """(its path, the C shim functions) the oldest stable torch exports:
+    ci/torch-c-symbols-<stable_abi_min>.txt (scripts/torch_c_symbols.py)."""
+    path = path or ROOT / "ci" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
+    lines = path.read_text().splitlines()
+    return str(path), {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
 def needed_libraries(library: Path) -> list[str]:
     out = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
@@ -126,7 +143,8 @@ def run_tool(v: Verification, name: str, command: list[str]) -> None:
 
 
 def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tools: bool,
-           size_limit_mb: float, base_version: str, labelled: bool = True) -> Verification:
+           size_limit_mb: float, base_version: str, labelled: bool = True,
+           torch_c_symbols: Path | None = None) -> Verification:
     v = Verification()
     size_mb = wheel.stat().st_size / 1e6
     v.report.update(wheel=wheel.name, build=build.name, abi=build.abi, size_mb=round(size_mb, 2))
@@ -181,6 +199,11 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                         v.report.setdefault("torch_cxx_imports", {})[name] = len(imports)
                         v.check(not imports, f"symbols: {name} imports torch C++ symbols (not the "
                                              f"stable ABI): {imports[:5]}")
+                        oldest_file, oldest = oldest_torch_c_symbols(torch_c_symbols)
+                        newer = [f for f in torch_c_imports(Path(tmp) / name) if f not in oldest]
+                        v.report.setdefault("torch_c_imports_newer_than_oldest", {})[name] = newer
+                        v.check(not newer, f"symbols: {name} calls C shim functions the oldest torch it claims "
+                                           f"lacks ({oldest_file}): {newer[:5]}")
                         needed = needed_libraries(Path(tmp) / name)
                         v.check(not any(n.startswith("libc10") for n in needed),
                                 f"symbols: {name} links {[n for n in needed if n.startswith('libc10')]}")
@@ -251,13 +274,16 @@ def main() -> int:
     parser.add_argument("--report", type=Path, help="write the findings as JSON here")
     parser.add_argument("--skip-tools", action="store_true", help="skip abi3audit, check-wheel-contents, twine")
     parser.add_argument("--no-label", action="store_true", help="the label-free PyPI build of the pair")
+    parser.add_argument("--torch-c-symbols", type=Path, help="the oldest stable torch's C shim functions "
+                        "(default: ci/torch-c-symbols-<stable_abi_min>.txt)")
     args = parser.parse_args()
 
     data = matrix.load()
     build = matrix.find_build(data["defaults"]["default_pair"] if args.build == "default" else args.build, data)
     base_version = expected_base_version()
     v = verify(args.wheel, build, args.platform_tag, args.skip_tools,
-               float(data["defaults"]["wheel_size_limit_mb"]), base_version, labelled=not args.no_label)
+               float(data["defaults"]["wheel_size_limit_mb"]), base_version, labelled=not args.no_label,
+               torch_c_symbols=args.torch_c_symbols)
     v.report["ok"] = not v.failures
     v.report["failures"] = v.failures
     if args.report:

@@ -121,6 +121,34 @@ def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
     assert "symbols: my_ops/libmy_ops.so imports torch C++ symbols (not the stable ABI): ['c10::warn()']" in result.stdout
 
 
+def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
+    """A stable library must call only C shim functions the oldest torch it claims
+    exports (ci/torch-c-symbols-<stable_abi_min>.txt): else it fails to load there."""
+    wheel = _built_wheel()
+    if my_ops.build_info.abi != "stable" or not shutil.which("cc"):
+        pytest.skip("needs a stable-ABI build and a C compiler")
+    source = tmp_path / "lib.c"
+    source.write_text("extern int torch_from_a_future_release(void);\nint f(void) { return torch_from_a_future_release(); }\n")
+    library = tmp_path / "libmy_ops.so"
+    subprocess.run(["cc", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    wheel = _broken_copy(wheel, broken, replace={"my_ops/libmy_ops.so": library.read_bytes()})
+    result = _verify(wheel, "--skip-tools", env={**os.environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
+    assert result.returncode == 1
+    assert "calls C shim functions the oldest torch it claims lacks" in result.stdout
+    assert "torch_from_a_future_release" in result.stdout
+
+
+def test_shim_function_list_is_the_oldest_stable_torch():
+    import matrix
+
+    path = ROOT / "ci" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
+    header = path.read_text().splitlines()[0]
+    assert header.startswith(f"# C shim functions exported by torch {matrix.load()['defaults']['stable_abi_min']}.")
+    assert "aoti_torch_get_current_cuda_stream" in path.read_text()  # the CUDA library's too
+
+
 def test_wrong_arch_list_in_build_info_fails(tmp_path):
     wheel = _broken_copy(_built_wheel(), tmp_path, build_info={"arch_list": "8.0;9.0"})
     result = _verify(wheel, "--skip-tools")
