@@ -112,7 +112,7 @@ def built_wheel(require_label: bool = True):
     for wheel in sorted(candidates, key=lambda p: -p.stat().st_mtime):
         with zipfile.ZipFile(wheel) as zf:
             built = json.loads(zf.read("my_ops/_build_info.json"))
-        if built["torch_version"] == info.torch_version and (info.label or not require_label):
+        if built["torch_version"] == info.torch_version and (built["label"] or not require_label):
             return wheel
     pytest.skip("needs the labelled wheel of the installed build in dist/ or wheelhouse/")
 

@@ -95,10 +95,19 @@ def test_unsupported_pair_says_so():
 
 
 def _copy_installed_package(tmp_path: Path, **changes) -> Path:
-    """A copy of the installed my_ops with its build info changed, importable from tmp_path."""
+    """A copy of the installed my_ops with its build info changed, importable from tmp_path.
+
+    From PyPI's label-free wheel, the copy is laid out as a labelled wheel of
+    the library this torch loaded (its files and build record at the top): the
+    guard of a one-library wheel is what these tests check (test_libraries.py
+    checks the choice among several)."""
     target = tmp_path / "site"
-    shutil.copytree(Path(my_ops.__file__).parent, target / "my_ops",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    package = Path(my_ops.__file__).parent
+    shutil.copytree(package, target / "my_ops", ignore=shutil.ignore_patterns("__pycache__", "_libraries"))
+    if my_ops.library.folder != package:
+        for item in my_ops.library.folder.iterdir():
+            shutil.copy2(item, target / "my_ops" / item.name)
+        changes = {"version": my_ops.__version__, **changes}
     info_file = target / "my_ops" / "_build_info.json"
     data = json.loads(info_file.read_text())
     data.update(changes)
