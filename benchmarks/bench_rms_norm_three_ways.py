@@ -22,14 +22,12 @@ benchmarks/run.py runs this too (CUDA only; its CSV then holds the rows).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -38,7 +36,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_rms_norm as sweeps  # noqa: E402
 import providers  # noqa: E402
-from common import Row, check_against, copy_bandwidth, dtype_name, finish, input_sets, time_call  # noqa: E402
+from common import (Row, check_against, copy_bandwidth, dtype_name, finish, input_sets,  # noqa: E402
+                    time_call, write_csv)
 
 import my_ops  # noqa: E402
 from my_ops import reference  # noqa: E402
@@ -174,20 +173,6 @@ def run(device: torch.device, quick: bool = False) -> list[Row]:
     return forward(quick) + forward_backward(quick)
 
 
-def append_csv(rows: list[Row], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists() or path.stat().st_size == 0
-    with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0]).keys()))
-        if new:
-            writer.writeheader()
-        for row in rows:
-            data = asdict(row)
-            for key in ("time_us", "gbps", "pct_of_copy", "speedup_vs_baseline"):
-                data[key] = f"{data[key]:.4g}"
-            writer.writerow(data)
-
-
 def plot(rows: list[Row], path: Path) -> None:
     import matplotlib
 
@@ -244,7 +229,7 @@ def main() -> int:
         rows += first_call()
     for row in rows:
         row.device = device_name
-    append_csv(rows, args.csv)
+    write_csv(rows, args.csv, append=True)
     print(f"device: {device_name}; torch {torch.__version__}; liger: {providers.HAVE_LIGER}; "
           f"copy bandwidth {copy_gbps:.0f} GB/s; rows appended to {args.csv}")
     print(f"{'mode':<16}{'dtype':<10}{'shape':<16}{'provider':<12}{'us':>11}{'GB/s':>8}{'%copy':>7}{'vs eager':>9}  note")

@@ -155,11 +155,14 @@ def finish(rows: list[Row], copy_gbps: float, baselines: dict[tuple[str, str], s
     return rows
 
 
-def write_csv(rows: list[Row], path: Path) -> None:
+def write_csv(rows: list[Row], path: Path, append: bool = False) -> None:
+    """The rows as CSV (append: after the rows already there, header only for a new file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
+    header = not append or not path.exists() or path.stat().st_size == 0
+    with path.open("a" if append else "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0]).keys()))
-        writer.writeheader()
+        if header:
+            writer.writeheader()
         for row in rows:
             data = asdict(row)
             for key in ("time_us", "gbps", "pct_of_copy", "speedup_vs_baseline"):

@@ -104,19 +104,24 @@ def _fake_cuobjdump(tmp_path: Path) -> Path:
     return script
 
 
-def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
-    """A libmy_ops that calls into torch's C++ API (c10::...) is not a stable-ABI build."""
+def _verify_with_library(tmp_path, c_source: str) -> subprocess.CompletedProcess:
+    """Verify the built wheel with its libmy_ops replaced by one compiled from c_source."""
     wheel = _built_wheel()
     if my_ops.build_info.abi != "stable" or not shutil.which("cc"):
         pytest.skip("needs a stable-ABI build and a C compiler")
     source = tmp_path / "lib.c"
-    source.write_text("extern void _ZN3c104warnEv(void);\nvoid f(void) { _ZN3c104warnEv(); }\n")
+    source.write_text(c_source)
     library = tmp_path / "libmy_ops.so"
     subprocess.run(["cc", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
     broken = tmp_path / "broken"
     broken.mkdir()
     wheel = _broken_copy(wheel, broken, replace={"my_ops/libmy_ops.so": library.read_bytes()})
-    result = _verify(wheel, "--skip-tools", env={**os.environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
+    return _verify(wheel, "--skip-tools", env={**os.environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
+
+
+def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
+    """A libmy_ops that calls into torch's C++ API (c10::...) is not a stable-ABI build."""
+    result = _verify_with_library(tmp_path, "extern void _ZN3c104warnEv(void);\nvoid f(void) { _ZN3c104warnEv(); }\n")
     assert result.returncode == 1
     assert "symbols: my_ops/libmy_ops.so imports torch C++ symbols (not the stable ABI): ['c10::warn()']" in result.stdout
 
@@ -124,17 +129,8 @@ def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
 def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
     """A stable library must call only C shim functions the oldest torch it claims
     exports (ci/torch-c-symbols-<stable_abi_min>.txt): else it fails to load there."""
-    wheel = _built_wheel()
-    if my_ops.build_info.abi != "stable" or not shutil.which("cc"):
-        pytest.skip("needs a stable-ABI build and a C compiler")
-    source = tmp_path / "lib.c"
-    source.write_text("extern int torch_from_a_future_release(void);\nint f(void) { return torch_from_a_future_release(); }\n")
-    library = tmp_path / "libmy_ops.so"
-    subprocess.run(["cc", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    wheel = _broken_copy(wheel, broken, replace={"my_ops/libmy_ops.so": library.read_bytes()})
-    result = _verify(wheel, "--skip-tools", env={**os.environ, "CUOBJDUMP": str(_fake_cuobjdump(tmp_path))})
+    result = _verify_with_library(
+        tmp_path, "extern int torch_from_a_future_release(void);\nint f(void) { return torch_from_a_future_release(); }\n")
     assert result.returncode == 1
     assert "calls C shim functions the oldest torch it claims lacks" in result.stdout
     assert "torch_from_a_future_release" in result.stdout
