@@ -86,6 +86,23 @@ def test_weight_in_another_dtype():
 
 
 @needs_kernels
+@pytest.mark.parametrize("through", ["python", "torch.ops"])
+def test_forward_mode_ad_refused(through):
+    """No forward formula: a dual tensor is refused on every road, never its tangent dropped."""
+    import torch.autograd.forward_ad as fwAD
+
+    x, weight = _inputs((4, 32), torch.float32)
+    fn = my_ops.triton_rms_norm if through == "python" else OPS.triton_rms_norm
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, torch.randn_like(x))
+        with pytest.raises(RuntimeError, match="forward-mode AD"):
+            fn(dual, weight, 1e-6)
+        grad = fwAD.make_dual(torch.randn_like(x), torch.randn_like(x))
+        with pytest.raises(RuntimeError, match="forward-mode AD"):
+            OPS.triton_rms_norm_backward(grad, x, weight, 1e-6)
+
+
+@needs_kernels
 def test_float64_keeps_every_bit_of_eps():
     """eps matters (rows of small values) and is no float32 number: float64 math must use it whole."""
     x = make_input((6, 40), torch.float64, DEVICE, low=-1e-3, high=1e-3)

@@ -9,10 +9,8 @@ bits on every run. CUDA only (CPU tensors only under TRITON_INTERPRET=1,
 Triton's interpreter); rows of up to 65536 elements; a non-contiguous x is
 copied first. my_ops imports this module on the first use of
 my_ops.triton_rms_norm: import it before torch.export.load of a program that
-calls the ops. Forward-mode AD is refused by my_ops.triton_rms_norm; called
-as torch.ops.my_ops.triton_rms_norm, the op drops tangents as every torch
-custom op with register_autograd does (a triton_op's Autograd kernel cannot
-be replaced by one that refuses).
+calls the ops. Forward-mode AD is refused (in the op body: a triton_op's
+Autograd kernel cannot be replaced, and torch's would drop the tangent).
 """
 
 from __future__ import annotations
@@ -104,6 +102,14 @@ def _programs_per_sm(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
+def _refuse_dual(op, *tensors: Tensor) -> None:
+    """Forward-mode AD has no formula here: a dual tensor reaching the op (also
+    through torch.ops, where torch's custom-op autograd would drop its
+    tangent) is refused. The tangent is still visible below autograd."""
+    if not torch.compiler.is_compiling():
+        ops._refuse_forward_ad(op, tensors)
+
+
 def _eps_argument(eps: float, x: Tensor):
     """eps as the kernels take it: a Python float (Triton passes it as float32), or
     for float64 math a one-element float64 tensor, so it keeps every bit."""
@@ -153,6 +159,7 @@ def _forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
     # Also the fake kernel: triton_op runs this body under FakeTensorMode
     # (the launch is then traced, not run), so the checks hold there too.
     _check("triton_rms_norm", x, weight, eps)
+    _refuse_dual(torch.ops.my_ops.triton_rms_norm.default, x, weight)
     x = x.contiguous()
     y = torch.empty_like(x)
     cols = x.shape[-1]
@@ -169,6 +176,7 @@ def _forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
 @triton_op("my_ops::triton_rms_norm_backward", mutates_args=())
 def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
     _check("triton_rms_norm_backward", x, weight, eps, grad_out)
+    _refuse_dual(torch.ops.my_ops.triton_rms_norm_backward.default, grad_out, x, weight)
     x, grad_out = x.contiguous(), grad_out.contiguous()
     grad_x = torch.empty_like(x)
     cols = x.shape[-1]
@@ -262,6 +270,4 @@ def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tens
     dtype's machine epsilon. Differentiable in x and weight (higher orders
     through torch ops); forward-mode AD is refused, as in my_ops.rms_norm.
     """
-    if not torch.compiler.is_compiling():
-        ops._refuse_forward_ad(torch.ops.my_ops.triton_rms_norm.default, (x, weight))
     return _apply(_FORWARD, torch.ops.my_ops.triton_rms_norm.default, x, weight, ops._eps("triton_rms_norm", x, eps))
