@@ -228,8 +228,15 @@ def recorded_step(step: str, args: list[str]) -> int:
         if info["label"]:
             serves = info["label"] == pair.label and info["abi"] == pair.abi and \
                 matrix.find_build(pair.name).torch == ".".join(info["torch_version"].split(".")[:2])
-        else:  # the label-free wheel: one of its kernel libraries serves the pair
-            serves = pair.label in info.get("libraries", []) and pair.abi == "stable"
+        else:  # the label-free wheel: one of its kernel libraries serves the pair (python/my_ops/_libraries.py)
+            libraries = info.get("libraries", [])
+            if pair.cuda == matrix.CPU:
+                serves = "cpu" in libraries
+            else:
+                wanted = tuple(int(p) for p in pair.cuda.split("."))
+                serves = any(lib != "cpu" and int(lib[2:4]) == wanted[0] and (int(lib[2:4]), int(lib[4:])) <= wanted
+                             for lib in libraries)
+            serves = serves and pair.abi == "stable"
         record("tested", pair=pair.name, wheel=wheel.name, serves=serves)
         return 0 if serves else 1
     if step == "ci/test-gpu.sh":

@@ -318,8 +318,9 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
       the build whose wheel it installs.
     test-gpu: one entry per Linux CUDA pair.
     Both test jobs also get entries with build "bundle": the label-free wheel
-      of each platform, with the default pair's torch, and test-cpu with the
-      CPU-only torch of that minor.
+      of each platform, with the default pair's torch, with PyPI's torch of
+      the oldest stable minor, and (test-cpu) with the CPU-only torch of the
+      default minor: each loads another of its kernel libraries.
     Every entry names its wheel's artifact: `wheel-BUILD-PLATFORM` from a build
       job, `bundle-PLATFORM` from the bundle job (outside `wheel-*`, so the
       bundle job of a re-run never downloads an earlier attempt's bundles).
@@ -354,9 +355,12 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
         return {"include": include}
     default = default_pair(data)
     # the label-free wheel (PyPI's), made by ci/bundle-wheels.py from the
-    # tested builds' files, tested as itself with the default pair's torch
-    # and with the CPU-only torch of the same minor (its CPU library)
-    bundle_pairs = [default] + [p for p in all_pairs(data) if p.torch == default.torch and p.cuda == CPU]
+    # tested builds' files, tested as itself with the default pair's torch,
+    # with the CPU-only torch of the same minor (its CPU library) and with
+    # PyPI's torch of the oldest stable minor (CUDA 12: its CUDA 12 library)
+    every = all_pairs(data)
+    oldest = min((p for p in every if p.abi == "stable" and p.torch_on_pypi), key=lambda p: _minor_key(p.torch))
+    bundle_pairs = [default] + [p for p in every if p.torch == default.torch and p.cuda == CPU] + [oldest]
     for pair, bundled in [(p, False) for p in pairs] + [(p, True) for p in bundle_pairs]:
         entry = pair.as_dict()
         entry["pip_toolkit"] = " ".join(pair.pip_toolkit)

@@ -115,10 +115,11 @@ def test_gha_matrices(event):
     default = matrix.default_pair()
     bundles = {(e["name"], e["platform"], e["python"]) for e in test_cpu if e["build"] == "bundle"}
     cpu = matrix.find_pair(f"{default.torch}-cpu")
-    assert bundles == {(pair.name, p, py) for pair in (default, cpu) for p in pair.platforms
+    oldest_pypi = matrix.find_pair("2.10-cu128")  # PyPI's torch 2.10: CUDA 12.8, the label-free wheel's cu126
+    assert bundles == {(pair.name, p, py) for pair in (default, cpu, oldest_pypi) for p in pair.platforms
                        for py in (pair.python_oldest, pair.python_newest)}
     test_gpu = matrix.gha_matrix(event, "test-gpu")["include"]
-    assert [e["name"] for e in test_gpu if e["build"] == "bundle"] == [default.name]
+    assert [e["name"] for e in test_gpu if e["build"] == "bundle"] == [default.name, oldest_pypi.name]
     assert not [e for e in test_gpu if e["cuda"] == matrix.CPU]
     for entry in build_linux:
         machine = "aarch64" if entry["platform"] == "linux-aarch64" else "x86_64"
