@@ -87,7 +87,7 @@ def test_weight_in_another_dtype():
 
 @needs_kernels
 @pytest.mark.parametrize("through", ["python", "torch.ops"])
-def test_forward_mode_ad_refused(through):
+def test_forward_mode_ad_refused_on_every_road(through):
     """No forward formula: a dual tensor is refused on every road, never its tangent dropped."""
     import torch.autograd.forward_ad as fwAD
 
