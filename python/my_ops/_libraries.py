@@ -60,8 +60,10 @@ def find(package_info: _build_info.BuildInfo) -> list[Library]:
     return libraries
 
 
-def why_not(library: Library, torch_version: str, torch_cuda: str | None, torch_hip: str | None) -> str | None:
-    """Why `library` cannot serve this torch, or None when it can."""
+def why_not(library: Library, torch_version: str, torch_cuda: str | None, torch_hip: str | None,
+            forced: bool = False) -> str | None:
+    """Why `library` cannot serve this torch, or None when it can. Forced, the
+    CPU library serves a CUDA torch too (CPU tensors only); nothing else is bent."""
     info = library.info
     lower, upper = info.torch_range
     running = _build_info._minor_tuple(torch_version)
@@ -70,7 +72,7 @@ def why_not(library: Library, torch_version: str, torch_cuda: str | None, torch_
     if torch_hip:
         return f"this torch is a ROCm build (HIP {torch_hip}), and my_ops has no ROCm kernels"
     if library.cuda is None:
-        return None if not torch_cuda else f"this torch is a CUDA {torch_cuda} build, which gets a CUDA library"
+        return None if not torch_cuda or forced else f"this torch is a CUDA {torch_cuda} build, which gets a CUDA library"
     if not torch_cuda:
         return f"it has CUDA {info.cuda_version} kernels, but this torch is a CPU-only build"
     wanted = tuple(int(p) for p in torch_cuda.split(".")[:2])
@@ -93,9 +95,8 @@ def choose(libraries: list[Library], torch_version: str, torch_cuda: str | None,
         chosen = next((lib for lib in libraries if lib.label == forced), None)
         if chosen is None:
             return None, {lib.label: f"{FORCE_VARIABLE}={forced} asks for another library" for lib in libraries}
-        problem = reasons[forced]
-        # a forced CPU library serves a CUDA torch too (CPU tensors only); nothing else is bent
-        if problem is not None and not (chosen.cuda is None and torch_cuda and "CUDA library" in problem):
+        problem = why_not(chosen, torch_version, torch_cuda, torch_hip, forced=True)
+        if problem is not None:
             return None, {**reasons, forced: f"{FORCE_VARIABLE}={forced}, but {problem}"}
         return chosen, {lib.label: f"{FORCE_VARIABLE}={forced}" for lib in libraries if lib is not chosen}
     fitting = [lib for lib in libraries if reasons[lib.label] is None]
