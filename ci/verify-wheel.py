@@ -14,7 +14,7 @@ Checks, each failure named in the output:
   sass      cuobjdump lists SASS for every SM of the arch list, in every kernel
             object, and PTX for the +PTX entries (no more, no less)
   symbols   a stable build's shared objects import no torch C++ symbol, no C
-            shim function the oldest torch it claims lacks (ci/torch-c-symbols-
+            shim function the oldest torch it claims lacks (scripts/torch-c-symbols-
             <stable_abi_min>.txt), and link no libc10 (Linux: nm, readelf)
   bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
   size      under the matrix's wheel_size_limit_mb
@@ -124,8 +124,8 @@ def torch_c_imports(library: Path) -> list[str]:
 
 def oldest_torch_c_symbols(path: Path | None) -> tuple[str, set[str]]:
     """(its path, the C shim functions) the oldest stable torch exports:
-    ci/torch-c-symbols-<stable_abi_min>.txt (scripts/torch_c_symbols.py)."""
-    path = path or ROOT / "ci" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
+    scripts/torch-c-symbols-<stable_abi_min>.txt (scripts/torch_c_symbols.py)."""
+    path = path or ROOT / "scripts" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
     lines = path.read_text().splitlines()
     return str(path), {line.strip() for line in lines if line.strip() and not line.startswith("#")}
 
@@ -275,7 +275,7 @@ def main() -> int:
     parser.add_argument("--skip-tools", action="store_true", help="skip abi3audit, check-wheel-contents, twine")
     parser.add_argument("--no-label", action="store_true", help="the label-free PyPI build of the pair")
     parser.add_argument("--torch-c-symbols", type=Path, help="the oldest stable torch's C shim functions "
-                        "(default: ci/torch-c-symbols-<stable_abi_min>.txt)")
+                        "(default: scripts/torch-c-symbols-<stable_abi_min>.txt)")
     args = parser.parse_args()
 
     data = matrix.load()

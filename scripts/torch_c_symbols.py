@@ -4,7 +4,7 @@ torch_*) that the installed torch exports, one per line: the data
 ci/verify-wheel.py checks a stable-ABI kernel library against, so that it
 calls nothing newer than the oldest torch it claims.
 
-  python scripts/torch_c_symbols.py > ci/torch-c-symbols-2.10.txt   # with that torch installed
+  python scripts/torch_c_symbols.py > scripts/torch-c-symbols-2.10.txt   # with that torch installed
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
 
 def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
     """A stable library must call only C shim functions the oldest torch it claims
-    exports (ci/torch-c-symbols-<stable_abi_min>.txt): else it fails to load there."""
+    exports (scripts/torch-c-symbols-<stable_abi_min>.txt): else it fails to load there."""
     result = _verify_with_library(
         tmp_path, "extern int torch_from_a_future_release(void);\nint f(void) { return torch_from_a_future_release(); }\n")
     assert result.returncode == 1
@@ -139,7 +139,7 @@ def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
 def test_shim_function_list_is_the_oldest_stable_torch():
     import matrix
 
-    path = ROOT / "ci" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
+    path = ROOT / "scripts" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
     header = path.read_text().splitlines()[0]
     assert header.startswith(f"# C shim functions exported by torch {matrix.load()['defaults']['stable_abi_min']}.")
     assert "aoti_torch_get_current_cuda_stream" in path.read_text()  # the CUDA library's too
