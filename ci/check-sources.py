@@ -39,8 +39,8 @@ PYPI_SIMPLE = os.environ.get("PYPI_SIMPLE_URL", "https://pypi.org/simple").rstri
 REGISTRY = os.environ.get("REGISTRY_URL", "https://registry-1.docker.io").rstrip("/")
 REGISTRY_AUTH = os.environ.get("REGISTRY_AUTH_URL", "https://auth.docker.io/token")
 WHEEL_PLATFORM = {"linux": r"manylinux[0-9a-z_]*_x86_64", "linux-aarch64": r"manylinux[0-9a-z_]*_aarch64",
-                  "windows": r"win_amd64"}
-BUILD_PYTHON = "3.12"  # the Python of the Linux builder images and of the Windows build job
+                  "windows": r"win_amd64", "macos": r"macosx_\d+_\d+_arm64"}
+BUILD_PYTHON = "3.12"  # the Python of the Linux builder images and of the Windows and macOS build jobs
 MANIFEST_TYPES = ", ".join([
     "application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json",
     "application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"])
@@ -64,12 +64,13 @@ def wheel_files(index_page: str) -> list[str]:
     return _pages[index_page]
 
 
-def torch_wheel_problem(version: str, label: str, on_pypi: bool, platform: str, python: str) -> str | None:
+def torch_wheel_problem(version: str, label: str, from_pypi: bool, platform: str, python: str) -> str | None:
     """None when torch `version` of CUDA `label` exists for that platform and Python."""
     tag = "cp" + python.replace(".", "")
-    local = "" if on_pypi and platform == "linux" else rf"\+{label}"
+    local = "" if from_pypi else rf"\+{label}"
     page = f"{PYPI_SIMPLE}/torch/" if not local else f"{TORCH_INDEX}/{label}/torch/"
-    pattern = re.compile(rf"torch-{re.escape(version)}{local}-{tag}-{tag}-{WHEEL_PLATFORM[platform]}\.whl$")
+    # (an optional build number; the ABI tag "none" of torch 2.10's macOS wheels)
+    pattern = re.compile(rf"torch-{re.escape(version)}{local}(-\d+)?-{tag}-({tag}|none)-{WHEEL_PLATFORM[platform]}\.whl$")
     try:
         files = wheel_files(page)
     except (urllib.error.URLError, OSError) as error:
@@ -104,18 +105,20 @@ def image_digest(image: str) -> str:
 
 
 def needed(event: str) -> tuple[set[tuple[str, str, bool, str, str]], set[str]]:
-    """(torch wheels as (version, label, on_pypi, platform, python), builder images) of one event's run."""
+    """(torch wheels as (version, label, from_pypi, platform, python), builder images) of one event's run."""
     data = matrix.load()
     wheels, images = set(), set()
-    for job in ("build-linux", "build-windows"):
+    for job in matrix.BUILD_JOBS:
         for entry in matrix.gha_matrix(event, job, data)["include"]:
             build = matrix.find_build(entry["name"], data)
-            wheels.add((build.torch_build_version, build.label, build.torch_on_pypi, entry["platform"], BUILD_PYTHON))
+            wheels.add((build.torch_build_version, build.label, matrix.torch_from_pypi(build, entry["platform"]),
+                        entry["platform"], BUILD_PYTHON))
             if entry.get("image"):
                 images.add(entry["image"])
     for entry in matrix.gha_matrix(event, "test-cpu", data)["include"]:
         pair = matrix.find_pair(entry["name"], data)
-        wheels.add((pair.torch_build_version, pair.label, pair.torch_on_pypi, entry["platform"], entry["python"]))
+        wheels.add((pair.torch_build_version, pair.label, matrix.torch_from_pypi(pair, entry["platform"]),
+                    entry["platform"], entry["python"]))
     return wheels, images
 
 

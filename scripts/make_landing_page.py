@@ -54,6 +54,7 @@ __ROWS__
 const PAIRS = __PAIRS__;
 const BASE = __BASE__;
 const DEFAULT = __DEFAULT__;
+const OS_NAMES = __OS_NAMES__;
 const byId = (id) => document.getElementById(id);
 function fill(select, values, keep) {
   const previous = keep ? select.value : null;
@@ -72,7 +73,7 @@ function update(changed) {
     fill(byId("cuda"), unique(cudas).map((c) => [c, c]), true);
   }
   const pair = PAIRS.find((p) => p.torch === torch && p.cuda === byId("cuda").value);
-  fill(byId("os"), pair.platforms.map((o) => [o, o === "linux" ? "Linux x86_64" : "Windows x64"]), true);
+  fill(byId("os"), pair.platforms.map((o) => [o, OS_NAMES[o]]), true);
   const command = `pip install my_ops==1.0+${pair.label} --extra-index-url ${BASE}/${pair.index_path}`;
   byId("command").textContent = command;
   const notes = [];
@@ -84,6 +85,8 @@ function update(changed) {
   }
   if (pair.name === DEFAULT) {
     notes.push("This is also PyPI's default build: plain `pip install my_ops` gives the same kernels.");
+  } else if (pair.label === "cpu") {
+    notes.push("PyPI's plain `pip install my_ops` holds the same CPU kernels, and loads them under a CPU-only torch.");
   }
   byId("note").textContent = notes.join(" ");
 }
@@ -106,6 +109,11 @@ init();
 """
 
 
+# The selector's name of each platform of scripts/matrix.py.
+PLATFORM_NAMES = {"linux": "Linux x86_64", "linux-aarch64": "Linux aarch64", "windows": "Windows x64",
+                  "macos": "macOS arm64"}
+
+
 def render(base_url: str) -> str:
     data = matrix.load()
     pairs = matrix.all_pairs(data)
@@ -118,7 +126,8 @@ def render(base_url: str) -> str:
     return (TEMPLATE.replace("__ROWS__", rows)
             .replace("__PAIRS__", json.dumps(selector))
             .replace("__BASE__", json.dumps(base_url.rstrip("/")))
-            .replace("__DEFAULT__", json.dumps(data["defaults"]["default_pair"])))
+            .replace("__DEFAULT__", json.dumps(data["defaults"]["default_pair"]))
+            .replace("__OS_NAMES__", json.dumps(PLATFORM_NAMES)))
 
 
 def main() -> int:

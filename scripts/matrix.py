@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python < 3.11 builds
         sys.exit("scripts/matrix.py needs Python >= 3.11 or the 'tomli' package")
 
 MATRIX_FILE = Path(__file__).with_name("matrix.toml")
-PLATFORMS = ("linux", "linux-aarch64", "windows")
+PLATFORMS = ("linux", "linux-aarch64", "windows", "macos")
 
 
 class _TorchAndCuda:
@@ -133,14 +133,19 @@ class Pair(_TorchAndCuda):
 def torch_install_args(item: "Build | Pair", platform: str) -> list[str]:
     """pip arguments that install the torch of a build or pair on a platform.
 
-    PyPI's plain `torch==X.Y.Z` is one CUDA variant on Linux x86_64 only; its
-    Windows wheels are CPU-only, so every other platform and variant comes
-    from PyTorch's own index.
+    PyPI's plain `torch==X.Y.Z` is one CUDA variant on Linux x86_64 and the
+    CPU build on macOS (PyTorch's only macOS build); every other platform
+    and variant comes from PyTorch's own index.
     """
     args = [f"torch=={item.torch_build_version}"]
-    if not (item.torch_on_pypi and platform == "linux"):
+    if not torch_from_pypi(item, platform):
         args += ["--index-url", item.torch_index_url]
     return args
+
+
+def torch_from_pypi(item: "Build | Pair", platform: str) -> bool:
+    """Whether the torch of a build or pair on a platform is PyPI's plain `torch`."""
+    return (item.torch_on_pypi and platform == "linux") or (platform == "macos" and item.cuda == CPU)
 
 
 CPU = "cpu"  # the CPU-only backend, listed among the CUDA versions of matrix.toml
@@ -208,6 +213,8 @@ def _pair_specs(data: dict[str, Any]):
                 platforms += ("linux-aarch64",)
             if cuda not in spec.get("linux_only", []):
                 platforms += ("windows",)
+            if cuda in spec.get("macos", []):
+                platforms += ("macos",)
             yield torch_minor, spec, cuda, data["cuda"][cuda], platforms
 
 
@@ -304,7 +311,9 @@ def arch_list(cuda: str, data: dict[str, Any] | None = None) -> str:
     return data["cuda"][major_minor]["arch_list"]
 
 
-JOBS = ("build-linux", "build-windows", "test-cpu", "test-gpu")
+# The build jobs and the platforms each builds on.
+BUILD_JOBS = {"build-linux": ("linux", "linux-aarch64"), "build-windows": ("windows",), "build-macos": ("macos",)}
+JOBS = (*BUILD_JOBS, "test-cpu", "test-gpu")
 
 
 def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
@@ -313,7 +322,8 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
 
     Pull requests get the pairs of [pull_request] (and the builds serving
     them); every other event all of them.
-    build-linux / build-windows: one entry per build made on that platform.
+    build-linux / build-windows / build-macos: one entry per build made on
+      each platform of the job (BUILD_JOBS).
     test-cpu: one entry per (pair, platform, oldest and newest Python), naming
       the build whose wheel it installs.
     test-gpu: one entry per Linux CUDA pair.
@@ -335,10 +345,9 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
         wanted = set(data["pull_request"]["pairs"])
         pairs = [p for p in pairs if p.name in wanted]
     include = []
-    if job in ("build-linux", "build-windows"):
-        wanted_platforms = ("linux", "linux-aarch64") if job == "build-linux" else ("windows",)
+    if job in BUILD_JOBS:
         for build in all_builds(data):
-            for platform in wanted_platforms:
+            for platform in BUILD_JOBS[job]:
                 if platform in build.platforms and any(p.build == build.name and platform in p.platforms
                                                        for p in pairs):
                     entry = build.as_dict()

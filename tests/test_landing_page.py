@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import make_landing_page as landing_page  # noqa: E402
 import matrix  # noqa: E402
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (ci/requirements-browser.txt)")
@@ -53,7 +54,7 @@ def test_opens_on_the_default_pair(browser):
     assert f"its CUDA version's index: {BASE}/whl/{pair.label}/" in note  # the default pair is stable
 
 
-@pytest.mark.parametrize("name", ["2.6-cu124", "2.12-cu126", "2.15-cu132", "2.10-cu126"])
+@pytest.mark.parametrize("name", ["2.6-cu124", "2.12-cu126", "2.15-cu132", "2.10-cu126", "2.13-cpu"])
 def test_picking_a_pair_shows_its_command(browser, name):
     pair = matrix.find_pair(name)
     Select(browser.find_element("id", "torch")).select_by_value(pair.torch)
@@ -61,6 +62,8 @@ def test_picking_a_pair_shows_its_command(browser, name):
     offered = sorted(o.get_attribute("value") for o in cuda.options)
     assert offered == sorted(p.cuda for p in matrix.all_pairs() if p.torch == pair.torch)
     cuda.select_by_value(pair.cuda)
-    platforms = [o.get_attribute("value") for o in Select(browser.find_element("id", "os")).options]
-    assert platforms == list(pair.platforms)  # e.g. no Windows for Linux-only variants
+    options = Select(browser.find_element("id", "os")).options
+    assert [o.get_attribute("value") for o in options] == list(pair.platforms)  # e.g. no Windows for Linux-only variants
+    # each platform by its own name
+    assert [o.text for o in options] == [landing_page.PLATFORM_NAMES[p] for p in pair.platforms]
     assert _command(browser) == f"pip install my_ops==1.0+{pair.label} --extra-index-url {BASE}/{pair.index_path}"

@@ -76,10 +76,10 @@ def test_one_stable_build_per_cuda_version_serves_every_stable_pair():
     assert matrix.find_build("cu130").torch == "2.11"
     assert matrix.find_build("cu132").torch == "2.12"
     assert matrix.find_build("2.6-cu124").serves == ("2.6-cu124",)
-    # the build axis per release: (4 stable CUDA + CPU) x 3 platforms + the legacy pair x 2
-    assert sum(len(b.platforms) for b in BUILDS) == 17
+    # the build axis per release: (4 stable CUDA + CPU) x 3 platforms + CPU on macOS + the legacy pair x 2
+    assert sum(len(b.platforms) for b in BUILDS) == 18
     assert matrix.find_build("cpu").serves == tuple(f"2.{m}-cpu" for m in range(10, 16))
-    x86_and_windows = sum(len(set(p.platforms) - {"linux-aarch64"}) for p in PAIRS)
+    x86_and_windows = sum(len(set(p.platforms) - {"linux-aarch64", "macos"}) for p in PAIRS)
     assert x86_and_windows == 48  # one build per pair and platform, as before the stable ABI
 
 
@@ -93,13 +93,16 @@ def test_torch_install_args():
 def test_gha_matrices(event):
     build_linux = matrix.gha_matrix(event, "build-linux")["include"]
     build_windows = matrix.gha_matrix(event, "build-windows")["include"]
+    build_macos = matrix.gha_matrix(event, "build-macos")["include"]
     test_cpu = matrix.gha_matrix(event, "test-cpu")["include"]
     linux_names = {e["name"] for e in build_linux}
     windows_names = {e["name"] for e in build_windows}
     pairs = PAIRS if event == "push" else [p for p in PAIRS if p.name in matrix.load()["pull_request"]["pairs"]]
     assert linux_names == {p.build for p in pairs}
     assert windows_names <= linux_names
-    built = {(e["name"], e["platform"]) for e in build_linux + build_windows}
+    assert {e["name"] for e in build_macos} == {matrix.CPU}  # PyTorch's only macOS build
+    assert {e["platform_tag"] for e in build_macos} == {"macosx_11_0_arm64"}
+    built = {(e["name"], e["platform"]) for e in build_linux + build_windows + build_macos}
     # every pair is tested on the oldest and newest Python of its torch, with the wheel of its build
     for pair in pairs:
         for platform in pair.platforms:
@@ -108,9 +111,9 @@ def test_gha_matrices(event):
             assert {e["python"] for e in entries} == {pair.python_oldest, pair.python_newest}
             assert {e["build"] for e in entries} == {pair.build}
             assert (pair.build, platform) in built
-            # PyPI's torch is a CUDA build on Linux x86_64 only: elsewhere PyTorch's index
-            assert all(("--index-url" in e["torch_install_args"]) == (platform != "linux" or not pair.torch_on_pypi)
-                       for e in entries)
+            # PyPI's torch: one CUDA build on Linux x86_64, the CPU build on macOS; else PyTorch's index
+            from_pypi = (platform == "linux" and pair.torch_on_pypi) or (platform == "macos" and pair.cuda == "cpu")
+            assert all(("--index-url" in e["torch_install_args"]) != from_pypi for e in entries)
     # the label-free wheel of each platform, with the default pair's torch, on both Pythons
     default = matrix.default_pair()
     bundles = {(e["name"], e["platform"], e["python"]) for e in test_cpu if e["build"] == "bundle"}
@@ -154,10 +157,10 @@ def test_gha_matrix_script_writes_github_outputs(tmp_path):
     finally:
         servers.close()
     lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
-    assert set(lines) == {"build-linux", "build-windows", "test-cpu", "test-gpu"}
+    assert set(lines) == {"build-linux", "build-windows", "build-macos", "test-cpu", "test-gpu"}
     wanted = matrix.load()["pull_request"]["pairs"]
     expected = {(matrix.find_build(p).name, platform) for p in wanted
-                for platform in matrix.find_pair(p).platforms if platform != "windows"}
+                for platform in matrix.find_pair(p).platforms if platform in ("linux", "linux-aarch64")}
     assert len(json.loads(lines["build-linux"])["include"]) == len(expected)
     assert all(re.fullmatch(r"pytorch/\S+:cuda[\d.]+@sha256:[0-9a-f]{64}", e["image"])
                for e in json.loads(lines["build-linux"])["include"])
