@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One build, start to verified wheel: set up a build environment with the
-# build's torch, build, give a Linux wheel its manylinux tag, and verify it.
+# build's torch, build, give a Linux wheel its manylinux tag (a macOS wheel
+# its deployment target's), and verify it.
 # The build jobs of .github/workflows/wheels.yml run exactly this.
 #
 #   ci/build-pair.sh --build cu130 [--out wheelhouse] [--platform-tag TAG|auto]
@@ -40,6 +41,12 @@ vpy="$venv/bin/python"
 [ -x "$vpy" ] || vpy="$venv/Scripts/python.exe"
 "$vpy" -m pip install --quiet -r ci/requirements-verify.txt
 
+if [ "$platform" = macos ]; then
+    # macosx_11_0_arm64 -> 11.0: the compilers target it, and scikit-build-core tags the wheel with it
+    MACOSX_DEPLOYMENT_TARGET=$(echo "$platform_tag" | sed -E 's/^macosx_([0-9]+)_([0-9]+)_.*/\1.\2/')
+    export MACOSX_DEPLOYMENT_TARGET
+fi
+
 raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
 ci/build-wheel.sh --build "$build" --out "$raw" --python "$vpy"
@@ -47,7 +54,7 @@ dest="$out/$build"
 rm -rf "$dest"
 mkdir -p "$dest"
 verify_tag=(--platform-tag "$platform_tag")
-if [ "$platform" != windows ]; then
+if [ "$platform" = linux ] || [ "$platform" = linux-aarch64 ]; then
     plat=()
     if [ "$platform_tag" = auto ]; then
         verify_tag=()
@@ -56,7 +63,9 @@ if [ "$platform" != windows ]; then
     fi
     PYTHON=$vpy ci/repair-wheel.sh "$raw"/my_ops-*.whl "$dest" "${plat[@]}"
 else
-    mv "$raw"/my_ops-*.whl "$dest/"  # Windows: nothing to repair; torch's DLLs come from torch
+    # Windows, macOS: nothing to repair; torch's libraries come from torch, and
+    # verify-wheel checks that the wheel links nothing else outside the system
+    mv "$raw"/my_ops-*.whl "$dest/"
 fi
 wheel=$(ls "$dest"/my_ops-*.whl)
 label=()
