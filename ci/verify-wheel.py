@@ -15,7 +15,9 @@ Checks, each failure named in the output:
             object, and PTX for the +PTX entries (no more, no less)
   symbols   a stable build's shared objects import no torch C++ symbol, no C
             shim function the oldest torch it claims lacks (scripts/torch-c-symbols-
-            <stable_abi_min>.txt), and link no libc10 (Linux: nm, readelf)
+            <stable_abi_min>.txt), and link no libc10 (Linux: nm, readelf;
+            macOS: ci/macho.py, which also checks that they load nothing but
+            system libraries and each other)
   bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
   size      under the matrix's wheel_size_limit_mb
   tools     abi3audit, check-wheel-contents and `twine check` pass
@@ -37,9 +39,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "ci"))
+import macho  # noqa: E402
 import matrix  # noqa: E402
 
-FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|libnvrtc|libcublas|libnvToolsExt|libgomp|torch_|c10_|cudart|nvrtc)[^/]*\.(so|dll)", re.I)
+FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|libnvrtc|libcublas|libnvToolsExt|libgomp|torch_|c10_|cudart|nvrtc)[^/]*\.(so|dll|dylib)", re.I)
+# What a macOS library may load: the system's libraries, and _C its libmy_ops.
+MACOS_SYSTEM_LIBRARY = re.compile(r"(/usr/lib/|/System/Library/|@rpath/libmy_ops\.dylib$)")
 WHEEL_NAME = re.compile(r"^my_ops-(?P<version>[^-]+)-(?P<python>cp\d+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")
 
 
@@ -99,27 +105,34 @@ def inspect_kernels(library: Path, cuobjdump: str) -> tuple[Counter, Counter]:
 
 
 def find_library(names: list[str]) -> str | None:
-    """my_ops/libmy_ops.so (Linux) or my_ops/my_ops.dll (Windows) among the wheel's files."""
-    found = [n for n in names if re.fullmatch(r"my_ops/(libmy_ops\.so|my_ops\.dll)", n)]
+    """my_ops/libmy_ops.so (Linux), .dylib (macOS) or my_ops/my_ops.dll (Windows) among the wheel's files."""
+    found = [n for n in names if re.fullmatch(r"my_ops/(libmy_ops\.so|libmy_ops\.dylib|my_ops\.dll)", n)]
     return found[0] if len(found) == 1 else None
 
 
 TORCH_CXX_SYMBOL = re.compile(r"\b(c10|at|torch|caffe2)::")
+# The same, mangled (Itanium ABI): a name, typeinfo or vtable nested in one of those namespaces.
+TORCH_CXX_MANGLED = re.compile(r"_Z(T[IVS])?N[rVKO]*(3c10|2at|5torch|6caffe2)\d")
 
 
 def torch_cxx_imports(library: Path) -> list[str]:
-    """The torch C++ symbols a shared object imports (demangled), or [] (Linux only)."""
+    """The torch C++ symbols a shared object imports (Linux: demangled; macOS: mangled)."""
+    if macho.is_macho(library):
+        return [s for s in macho.undefined_symbols(library) if TORCH_CXX_MANGLED.match(s)]
     out = subprocess.run(["nm", "-D", "--undefined-only", "-C", str(library)], capture_output=True,
                          text=True, check=True).stdout
     return [line.split(None, 1)[-1] for line in out.splitlines() if TORCH_CXX_SYMBOL.search(line)]
 
 
 def torch_c_imports(library: Path) -> list[str]:
-    """The C shim functions (aoti_torch_*, torch_*) a shared object imports (Linux only)."""
-    out = subprocess.run(["nm", "-D", "--undefined-only", str(library)], capture_output=True, text=True,
-                         check=True).stdout
-    return sorted(n for n in (line.split()[-1] for line in out.splitlines() if line.strip())
-                  if re.fullmatch(r"(aoti_torch_|torch_)\w+", n))
+    """The C shim functions (aoti_torch_*, torch_*) a shared object imports (Linux, macOS)."""
+    if macho.is_macho(library):
+        names = macho.undefined_symbols(library)
+    else:
+        out = subprocess.run(["nm", "-D", "--undefined-only", str(library)], capture_output=True, text=True,
+                             check=True).stdout
+        names = [line.split()[-1] for line in out.splitlines() if line.strip()]
+    return sorted(n for n in names if re.fullmatch(r"(aoti_torch_|torch_)\w+", n))
 
 
 def oldest_torch_c_symbols(path: Path | None) -> tuple[str, set[str]]:
@@ -131,6 +144,9 @@ def oldest_torch_c_symbols(path: Path | None) -> tuple[str, set[str]]:
 
 
 def needed_libraries(library: Path) -> list[str]:
+    """The libraries a shared object loads: ELF's NEEDED sonames, Mach-O's install names."""
+    if macho.is_macho(library):
+        return macho.linked_libraries(library)
     out = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
 
@@ -165,11 +181,11 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
         dist_info = next(n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info"))
         metadata = zf.read(f"{dist_info}/METADATA").decode()
         build_info = json.loads(zf.read("my_ops/_build_info.json"))
-        libraries = [n for n in names if re.search(r"\.(so|pyd|dll)(\.|$)", n)]
+        libraries = [n for n in names if re.search(r"\.(so|pyd|dll|dylib)(\.|$)", n)]
         extension = [n for n in libraries if re.match(r"my_ops/_C[.\w-]*\.(so|pyd)$", n)]
         library = find_library(names)
         v.check(len(extension) == 1, f"bundled: expected one my_ops/_C extension, found {extension}")
-        if v.check(library is not None, "bundled: expected my_ops/libmy_ops.so or my_ops/my_ops.dll"):
+        if v.check(library is not None, "bundled: expected my_ops/libmy_ops.so, .dylib or my_ops/my_ops.dll"):
             with tempfile.TemporaryDirectory() as tmp:
                 zf.extract(library, tmp)
                 for name in extension:
@@ -179,8 +195,9 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                 sass_expected, ptx_expected = expected_architectures(build.arch_list)
                 if build.cuda == matrix.CPU:
                     # the CPU library: no device code, and no CUDA or torch_cuda library linked
-                    needed = needed_libraries(library_path) if library.endswith(".so") else []
-                    cuda_needed = [n for n in needed if re.match(r"lib(cuda|cudart|torch_cuda|c10_cuda)", n)]
+                    needed = needed_libraries(library_path) if not library.endswith(".dll") else []
+                    cuda_needed = [n for n in needed
+                                   if re.match(r"lib(cuda|cudart|torch_cuda|c10_cuda)", n.rsplit("/", 1)[-1])]
                     v.check(not cuda_needed, f"cpu: {library} links CUDA libraries {cuda_needed}")
                 elif v.check(cuobjdump is not None,
                              "sass: no cuobjdump (set CUOBJDUMP or install nvidia-cuda-cuobjdump)"):
@@ -193,7 +210,11 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                     # every kernel translation unit carries every target
                     v.check(len(set(cubins.values()) | set(ptx.values())) <= 1,
                             f"sass: uneven kernels per target: cubins {dict(cubins)}, ptx {dict(ptx)}")
-                if build.abi == "stable" and library.endswith(".so"):
+                if library.endswith(".dylib"):
+                    for name in [library, *extension]:
+                        foreign = [n for n in needed_libraries(Path(tmp) / name) if not MACOS_SYSTEM_LIBRARY.match(n)]
+                        v.check(not foreign, f"bundled: {name} loads libraries a Mac does not have: {foreign}")
+                if build.abi == "stable" and not library.endswith(".dll"):
                     for name in [library, *extension]:
                         imports = torch_cxx_imports(Path(tmp) / name)
                         v.report.setdefault("torch_cxx_imports", {})[name] = len(imports)
@@ -205,8 +226,8 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                         v.check(not newer, f"symbols: {name} calls C shim functions the oldest torch it claims "
                                            f"lacks ({oldest_file}): {newer[:5]}")
                         needed = needed_libraries(Path(tmp) / name)
-                        v.check(not any(n.startswith("libc10") for n in needed),
-                                f"symbols: {name} links {[n for n in needed if n.startswith('libc10')]}")
+                        c10 = [n for n in needed if n.rsplit("/", 1)[-1].startswith("libc10")]
+                        v.check(not c10, f"symbols: {name} links {c10}")
 
     # metadata
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
