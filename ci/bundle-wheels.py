@@ -6,11 +6,15 @@
 --wheels holds the build jobs' artifacts (any folder layout). Every wheel in
 it must be one this event's matrix builds (scripts/matrix.py gha), with this
 run's version: anything else (a wheel some other job slipped in) fails.
-For each platform whose default build is there, the label-free wheel (what
+For each platform whose base build is there, the label-free wheel (what
 PyPI gets) is made from the tested builds' wheels, without a second
-compilation: the default build's wheel without its local label, holding the
+compilation: the base build's wheel without its local label, holding the
 kernel library of every build of `label_free_builds` (scripts/matrix.toml)
-made for that platform, one folder each (my_ops/_libraries/<label>/); at
+made for that platform, one folder each (my_ops/_libraries/<label>/). The
+base is the default build where the platform has it, else (macOS, CPU only)
+the first of `label_free_builds` the platform has: decided from the matrix,
+never from what happened to build, so a failed default build leaves its
+platform without a label-free wheel rather than with a CPU-only one. At
 import my_ops loads the one that fits the running torch (python/my_ops/
 _libraries.py). It is written to OUT/bundle-PLATFORM/, and is itself tested
 by the CPU and GPU jobs.
@@ -43,7 +47,7 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 def expected_wheels(event: str, version: str) -> dict[str, tuple[str, str]]:
     """File name -> (build name, platform) of every wheel the event's build jobs make."""
     expected = {}
-    for job in ("build-linux", "build-windows"):
+    for job in matrix.BUILD_JOBS:
         for entry in matrix.gha_matrix(event, job)["include"]:
             name = f"my_ops-{version}+{entry['label']}-cp39-abi3-{entry['platform_tag']}.whl"
             expected[name] = (entry["name"], entry["platform"])
@@ -122,6 +126,22 @@ def label_free(default: Path, others: list[Path], out: Path) -> Path:
     return target
 
 
+def base_builds(data: dict) -> dict[str, str]:
+    """Platform -> the build whose wheel its label-free wheel is made from."""
+    default = matrix.find_build(data["defaults"]["default_pair"], data)
+    builds = matrix.all_builds(data)
+    base = {}
+    for platform in matrix.PLATFORMS:
+        if platform in default.platforms:
+            base[platform] = default.name
+            continue
+        for member in data["defaults"]["label_free_builds"]:
+            if any(b.name == member and platform in b.platforms for b in builds):
+                base[platform] = member
+                break
+    return base
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -144,12 +164,12 @@ def main() -> int:
     for name in missing:
         print(f"missing (its build failed): {name}")
     data = matrix.load()
-    default = matrix.find_build(data["defaults"]["default_pair"]).name
+    base = base_builds(data)
     members = data["defaults"]["label_free_builds"]
     manifest = {w.name: sha256(w) for w in found}
     for wheel in found:
         build, platform = expected[wheel.name]
-        if build == default:
+        if base.get(platform) == build:
             others = [w for w in found if expected[w.name] != (build, platform)
                       and expected[w.name][0] in members and expected[w.name][1] == platform]
             bundle = label_free(wheel, others, args.out / f"bundle-{platform}")

@@ -248,13 +248,13 @@ def test_preflight_environment_rule_for_another_tag_pattern_refuses(stand_ins):
     assert result.returncode == 1 and "'pypi'" in result.stdout
 
 
-def _wheel(path: Path, version: str, extra: bytes = b"") -> Path:
+def _wheel(path: Path, version: str, extra: bytes = b"", label: str = "cu130") -> Path:
     import zipfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("my_ops/__init__.py", b"" + extra)
-        zf.writestr("my_ops/_build_info.json", json.dumps({"version": version, "label": "cu130"}))
+        zf.writestr("my_ops/_build_info.json", json.dumps({"version": version, "label": label}))
         zf.writestr(f"my_ops-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: my_ops\nVersion: {version}\n")
         zf.writestr(f"my_ops-{version}.dist-info/WHEEL", "Wheel-Version: 1.0\n")
         zf.writestr(f"my_ops-{version}.dist-info/RECORD", "")
@@ -285,6 +285,28 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
                              "--out", str(tmp_path / "out2")], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "GITHUB_OUTPUT": "/dev/null"})
     assert result.returncode == 1 and "no build of this run makes" in result.stdout
+
+
+def test_bundle_macos_label_free_wheel_is_the_cpu_one(tmp_path):
+    """macOS has the CPU build only: its label-free wheel is made from that. On
+    Linux the CPU wheel is no stand-in for a failed default build."""
+    import zipfile
+
+    version = (ROOT / "VERSION").read_text().strip()
+    built = tmp_path / "built"
+    _wheel(built / "wheel-cpu-macos" / f"my_ops-{version}+cpu-cp39-abi3-macosx_11_0_arm64.whl", f"{version}+cpu",
+           label="cpu")
+    _wheel(built / "wheel-cpu-linux" / f"my_ops-{version}+cpu-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cpu",
+           label="cpu")
+    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+                             "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "GITHUB_OUTPUT": "/dev/null"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    plain = tmp_path / "out" / "bundle-macos" / f"my_ops-{version}-cp39-abi3-macosx_11_0_arm64.whl"
+    with zipfile.ZipFile(plain) as zf:
+        assert json.loads(zf.read("my_ops/_build_info.json"))["libraries"] == ["cpu"]
+        assert "my_ops/_libraries/cpu/_build_info.json" in zf.namelist()
+    assert not (tmp_path / "out" / "bundle-linux").exists()
 
 
 # ------------------------------------------- ci/publish-github-release.sh
