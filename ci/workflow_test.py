@@ -56,7 +56,7 @@ ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
 RECORDED_STEPS = ["ci/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/setup-venv.sh",
                   "ci/windows-setup.sh", "ci/check-cuda-toolkit.sh", "ci/free-disk.sh",
                   "ci/fetch-released-wheels.sh", "ci/publish-github-release.sh"]
-LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "self-hosted"]
+LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
 
 
@@ -194,8 +194,8 @@ def recorded_step(step: str, args: list[str]) -> int:
         build = matrix.find_build(default if name == "default" else name)
         out = Path(args[args.index("--out") + 1])
         platform_tag = args[args.index("--platform-tag") + 1] if "--platform-tag" in args else "manylinux_2_28_x86_64"
-        platform = "windows" if platform_tag.startswith("win") else (
-            "linux-aarch64" if "aarch64" in platform_tag else "linux")
+        platform = ("windows" if platform_tag.startswith("win") else "macos" if platform_tag.startswith("macosx")
+                    else "linux-aarch64" if "aarch64" in platform_tag else "linux")
         if f"{build.name}:{platform}" in env.get("INJECT_FAIL_BUILD", "").split(","):
             print(f"injected failure: the {platform} build of {build.name} fails", file=sys.stderr)
             return 1
@@ -372,7 +372,8 @@ class Checks:
 # Jobs by their display names (act reports those): "build cu130 linux-aarch64-4" etc.
 JOB_PATTERNS = {
     "build-linux": r"build \S+ linux(-aarch64)?-\d+$",
-    "build-windows": r"build \S+ windows-\d+$",
+    "build-windows": r"build \S+ windows(-\d+)?$",  # (act numbers the jobs of a matrix of two or more)
+    "build-macos": r"build \S+ macos(-\d+)?$",
     "test-cpu": r"test \S+ \S+ \S+ py",
     "test-gpu": r"gpu \d",
     "gpu-watchdog": r"gpu-watchdog$",
@@ -396,12 +397,13 @@ def every_torch_wheel() -> list[str]:
     spec = importlib.util.spec_from_file_location("check_sources", ROOT / "ci/check-sources.py")
     check_sources = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check_sources)
-    files = {"linux": "manylinux_2_28_x86_64", "linux-aarch64": "manylinux_2_28_aarch64", "windows": "win_amd64"}
+    files = {"linux": "manylinux_2_28_x86_64", "linux-aarch64": "manylinux_2_28_aarch64", "windows": "win_amd64",
+             "macos": "macosx_11_0_arm64"}
     names = set()
     for event in ("pull_request", "push"):
-        for version, label, on_pypi, platform, python in check_sources.needed(event)[0]:
+        for version, label, from_pypi, platform, python in check_sources.needed(event)[0]:
             tag = "cp" + python.replace(".", "")
-            local = "" if on_pypi and platform == "linux" else f"+{label}"
+            local = "" if from_pypi else f"+{label}"
             names.add(f"torch-{version}{local}-{tag}-{tag}-{files[platform]}.whl")
     return sorted(names)
 
@@ -497,6 +499,8 @@ def main() -> int:
               f"{expected(ev, 'build-linux')} Linux builds (x86_64 and aarch64) succeed")
             c(len(ran("build-windows", "succeeded")) == expected(ev, "build-windows"),
               f"{expected(ev, 'build-windows')} Windows builds succeed")
+            c(len(ran("build-macos", "succeeded")) == expected(ev, "build-macos"),
+              f"{expected(ev, 'build-macos')} macOS builds succeed")
             c(len(tested) == expected(ev, "test-cpu") and all(t["serves"] for t in tested),
               f"{expected(ev, 'test-cpu')} CPU test jobs, each given the wheel that serves its pair")
             gpu = len(ran("test-gpu"))
@@ -539,8 +543,8 @@ def main() -> int:
             tested_names = {t["wheel"] for t in tested}
             c(bool(pypi_files) and all(f.name in tested_names for f in pypi_files),
               f"PyPI's wheels are ones the CPU tests ran ({[f.name for f in pypi_files]})")
-            builds = len(ran("build-linux", "succeeded")) + len(ran("build-windows", "succeeded"))
-            c(builds == expected("push", "build-linux") + expected("push", "build-windows"),
+            builds = sum(len(ran(job, "succeeded")) for job in matrix.BUILD_JOBS)
+            c(builds == sum(expected("push", job) for job in matrix.BUILD_JOBS),
               f"every wheel is built once ({builds} builds)")
             uploaded = [r for r in run["records"] if r.get("action") == "upload-artifact"
                         and r["inputs"].get("name") == "release"]
@@ -572,7 +576,7 @@ def main() -> int:
         elif name in ("tag-torch-missing", "tag-pages-refuses", "tag-gpu-stuck", "tag-rogue-wheel"):
             c(run["returncode"] != 0, "the run fails")
             c(not published and not pypi and not pages, "nothing is published")
-            built = ran("build-linux") + ran("build-windows")
+            built = [j for job in matrix.BUILD_JOBS for j in ran(job)]
             if name == "tag-torch-missing":
                 c(ran("matrix", "failed") != [] and not built,
                   f"the matrix job finds {missing_torch} missing; nothing is built")
