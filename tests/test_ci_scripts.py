@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# These steps run on the workflows' Linux runners only; the Windows and macOS
+# test jobs have other shells (Git Bash, bash 3.2) and no /dev/null for Python.
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step")
 
 
 class FakeRunApi:
@@ -267,7 +270,7 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
     _wheel(built / "wheel-cu130-linux" / f"my_ops-{version}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cu130")
     result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.json")],
-                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "GITHUB_OUTPUT": "/dev/null"})
+                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 0, result.stdout + result.stderr
     manifest = json.loads((tmp_path / "m.json").read_text())
     plain = f"my_ops-{version}-cp39-abi3-manylinux_2_28_x86_64.whl"
@@ -283,7 +286,7 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
     _wheel(built / "wheel-rogue" / f"my_ops-{version}-cp39-abi3-manylinux_2_28_x86_64.whl", version)
     result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out2")], cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, "GITHUB_OUTPUT": "/dev/null"})
+                            env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 1 and "no build of this run makes" in result.stdout
 
 
@@ -300,7 +303,7 @@ def test_bundle_macos_label_free_wheel_is_the_cpu_one(tmp_path):
            label="cpu")
     result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, "GITHUB_OUTPUT": "/dev/null"})
+                            env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 0, result.stdout + result.stderr
     plain = tmp_path / "out" / "bundle-macos" / f"my_ops-{version}-cp39-abi3-macosx_11_0_arm64.whl"
     with zipfile.ZipFile(plain) as zf:

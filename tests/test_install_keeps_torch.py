@@ -43,8 +43,8 @@ def _plan(tmp_path: Path, installed_torch: str | None, requires: list[str]) -> l
     _wheel(index, "my_ops", "1.0.0", requires)
     env = tmp_path / "env"
     venv.create(env, with_pip=False)
-    python = env / "bin" / "python"
-    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    # the environment itself: pip finds bin/python or Scripts\python.exe in it
+    pip = [sys.executable, "-m", "pip", "--python", str(env), "--disable-pip-version-check"]
     if installed_torch:
         old = tmp_path / "old"
         old.mkdir()
