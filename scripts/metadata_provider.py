@@ -114,8 +114,10 @@ def torch_requirement() -> str:
     except metadata.PackageNotFoundError:
         raise RuntimeError(
             "my_ops is built against the torch installed in the build environment, and none is "
-            "installed. Install torch first, then build without build isolation: "
-            "pip install torch && pip install --no-build-isolation ."
+            "installed (pip's isolated build environment has none). Install torch and the build "
+            "tools first, then build without build isolation: pip install torch scikit-build-core "
+            "cmake ninja && pip install --no-build-isolation --no-binary my_ops my_ops (in a "
+            "checkout: pip install --no-build-isolation .)"
         ) from None
     sys.path.insert(0, str(ROOT / "scripts"))
     import matrix

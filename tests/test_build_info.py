@@ -92,6 +92,9 @@ def test_unsupported_pair_says_so():
     command = install_command(INFO, "2.7.1+cu118", "11.8")
     assert "publishes no wheel for torch 2.7 with cu118" in command
     assert "2.6-cu124" in command
+    # building from source: the tools, then the sdist of this version, replacing the installed wheel
+    assert command.endswith("pip install scikit-build-core cmake ninja && pip install --no-build-isolation "
+                            "--no-binary my_ops --force-reinstall --no-deps my_ops==1.0.0")
 
 
 def _copy_installed_package(tmp_path: Path, **changes) -> Path:
@@ -204,7 +207,8 @@ def test_arch_mismatch_message_names_gpu_sm_and_list():
     message = arch_mismatch(INFO, "Tesla P100", (6, 0))
     assert "has no kernels for Tesla P100 (sm_60, compute capability 6.0)" in message
     assert "TORCH_CUDA_ARCH_LIST=7.5;8.0;8.6;9.0;10.0;12.0+PTX" in message
-    assert 'TORCH_CUDA_ARCH_LIST="6.0" pip install --no-build-isolation my_ops' in message
+    assert ('pip install scikit-build-core cmake ninja && TORCH_CUDA_ARCH_LIST="6.0" pip install '
+            '--no-build-isolation --no-binary my_ops --force-reinstall --no-deps my_ops==1.0.0' in message)
     assert arch_mismatch(INFO, "NVIDIA H100", (9, 0)) is None
 
 

@@ -14,9 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BUILD_INFO_FILE = Path(__file__).with_name("_build_info.json")
-BUILD_FROM_SOURCE = ("pip install scikit-build-core cmake ninja torch && "
-                     "pip install --no-build-isolation my_ops")
 DEFAULT_INDEX_URL = "https://my-ops.github.io/my_ops"
+
+
+def build_from_source(version: str = "", arch_list: str = "") -> str:
+    """The commands that build my_ops `version` from its sdist against the installed torch and
+    install it in place of what is installed (the build tools first: no build isolation, so
+    the build sees this torch)."""
+    arch = f'TORCH_CUDA_ARCH_LIST="{arch_list}" ' if arch_list else ""
+    pin = f"=={version.split('+')[0]}" if version else ""
+    return ("pip install scikit-build-core cmake ninja && "
+            f"{arch}pip install --no-build-isolation --no-binary my_ops --force-reinstall --no-deps my_ops{pin}")
 
 
 @dataclass(frozen=True)
@@ -117,8 +125,8 @@ def load(path: Path | None = None) -> BuildInfo:
     except FileNotFoundError:
         raise ImportError(
             f"my_ops: {path.name} is missing: this is not an installed my_ops build. Install a "
-            f"wheel (pip install my_ops), or build one from source: {BUILD_FROM_SOURCE} "
-            "(in a checkout: pip install --no-build-isolation .)."
+            f"wheel (pip install my_ops), or build one from source: {build_from_source()} "
+            "(in a checkout: pip install scikit-build-core cmake ninja && pip install --no-build-isolation .)."
         ) from None
     data.pop("schema", None)
     data["supported_pairs"] = tuple(data.get("supported_pairs") or ())
@@ -138,8 +146,7 @@ def install_command(info: BuildInfo, torch_version: str, torch_cuda: str | None)
         pairs = ", ".join(info.supported_pairs)
         return (f"my_ops publishes no wheel for torch {minor} with {label}; supported pairs: "
                 f"{pairs}. Install one of those torch builds, or build my_ops from source "
-                f"against this torch: pip install scikit-build-core cmake ninja && "
-                f"pip install --no-build-isolation my_ops=={base}")
+                f"against this torch: {build_from_source(info.version)}")
     return command
 
 
@@ -217,6 +224,5 @@ def arch_mismatch(info: BuildInfo, device_name: str, capability: tuple[int, int]
     return (f"my_ops {info.version} has no kernels for {device_name} ({sm}, compute capability "
             f"{capability[0]}.{capability[1]}): this wheel was built for TORCH_CUDA_ARCH_LIST="
             f"{info.arch_list}. Build my_ops for this GPU with "
-            f"pip install scikit-build-core cmake ninja && TORCH_CUDA_ARCH_LIST=\"{capability[0]}."
-            f"{capability[1]}\" pip install --no-build-isolation my_ops (a CUDA toolkit on the PATH; see "
-            f"docs/building.md), or use a GPU the wheel covers.")
+            f"{build_from_source(info.version, f'{capability[0]}.{capability[1]}')} (a CUDA toolkit on "
+            f"the PATH; see docs/building.md), or use a GPU the wheel covers.")

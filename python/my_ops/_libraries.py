@@ -120,7 +120,8 @@ def mismatch_text(package_info: _build_info.BuildInfo, libraries: list[Library],
                  "torch of a major version listed, no older than the library's toolkit"
                  + (f"; or unset {FORCE_VARIABLE}" if os.environ.get(FORCE_VARIABLE) else
                     f"; or {FORCE_VARIABLE}=cpu for the CPU kernels alone") + ". "
-                 "Or build my_ops from source against this torch: " + _build_info.BUILD_FROM_SOURCE)
+                 "Or build my_ops from source against this torch: "
+                 + _build_info.build_from_source(package_info.version))
     lines.append("(`python -m my_ops` shows the details.)")
     return "\n".join(lines)
 
