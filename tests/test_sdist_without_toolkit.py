@@ -1,6 +1,7 @@
-"""`pip install my_ops` from the sdist on a machine without a CUDA toolkit (a
-Mac, a CPU-only CI machine, PyPI's sdist where no wheel fits) builds the CPU
-kernels instead of stopping, even under a CUDA build of torch.
+"""Building the sdist (`pip install --no-build-isolation --no-binary my_ops
+my_ops`, what the import errors tell users to run) on a machine without a
+CUDA toolkit (a CPU-only CI machine, a platform with no my_ops wheel) makes
+the CPU kernels instead of stopping, even under a CUDA build of torch.
 
 The toolkit is hidden in a private mount namespace (unshare): an empty folder
 over /usr/local/cuda, an empty file over any nvcc in CMake's default search
