@@ -15,7 +15,7 @@ MH_MAGIC_64 = 0xFEEDFACF
 LC_SYMTAB = 0x2
 # LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, LC_REEXPORT_DYLIB, LC_LAZY_LOAD_DYLIB, LC_LOAD_UPWARD_DYLIB
 LOAD_COMMANDS = {0xC, 0x80000018, 0x8000001F, 0x20, 0x80000023}
-N_STAB, N_TYPE, N_EXT, N_UNDF = 0xE0, 0x0E, 0x01, 0x0
+N_STAB, N_TYPE, N_EXT, N_UNDF, N_SECT = 0xE0, 0x0E, 0x01, 0x0, 0xE
 
 
 def _commands(data: bytes):
@@ -48,8 +48,7 @@ def linked_libraries(path: Path) -> list[str]:
     return names
 
 
-def undefined_symbols(path: Path) -> list[str]:
-    """The external symbols the binary expects another image to define."""
+def _external_symbols(path: Path, defined: bool) -> list[str]:
     data = path.read_bytes()
     symbols = []
     for cmd, offset in _commands(data):
@@ -58,8 +57,20 @@ def undefined_symbols(path: Path) -> list[str]:
         symoff, nsyms, stroff, _ = struct.unpack_from("<IIII", data, offset + 8)
         for i in range(nsyms):
             strx, n_type = struct.unpack_from("<IB", data, symoff + 16 * i)
-            if n_type & N_STAB or n_type & N_TYPE != N_UNDF or not n_type & N_EXT:
+            if n_type & N_STAB or not n_type & N_EXT or (n_type & N_TYPE == N_SECT) != defined:
+                continue
+            if not defined and n_type & N_TYPE != N_UNDF:
                 continue
             name = data[stroff + strx:data.index(b"\0", stroff + strx)].decode()
             symbols.append(name[1:] if name.startswith("_") else name)
     return symbols
+
+
+def undefined_symbols(path: Path) -> list[str]:
+    """The external symbols the binary expects another image to define."""
+    return _external_symbols(path, defined=False)
+
+
+def defined_symbols(path: Path) -> list[str]:
+    """The external symbols the binary defines (what a library exports)."""
+    return _external_symbols(path, defined=True)

@@ -15,7 +15,7 @@ Checks, each failure named in the output:
             object, and PTX for the +PTX entries (no more, no less)
   symbols   a stable build's shared objects import no torch C++ symbol, no C
             shim function the oldest torch it claims lacks (scripts/torch-c-symbols-
-            <stable_abi_min>.txt), and link no libc10 (Linux: nm, readelf;
+            <stable_abi_min>[-macos].txt), and link no libc10 (Linux: nm, readelf;
             macOS: ci/macho.py, which also checks that they load nothing but
             system libraries and each other)
   bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
@@ -135,10 +135,12 @@ def torch_c_imports(library: Path) -> list[str]:
     return sorted(n for n in names if re.fullmatch(r"(aoti_torch_|torch_)\w+", n))
 
 
-def oldest_torch_c_symbols(path: Path | None) -> tuple[str, set[str]]:
+def oldest_torch_c_symbols(path: Path | None, macos: bool = False) -> tuple[str, set[str]]:
     """(its path, the C shim functions) the oldest stable torch exports:
-    scripts/torch-c-symbols-<stable_abi_min>.txt (scripts/torch_c_symbols.py)."""
-    path = path or ROOT / "scripts" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
+    scripts/torch-c-symbols-<stable_abi_min>.txt, or its -macos list (macOS
+    torch has no CUDA or oneDNN shims; scripts/torch_c_symbols.py)."""
+    suffix = "-macos" if macos else ""
+    path = path or ROOT / "scripts" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}{suffix}.txt"
     lines = path.read_text().splitlines()
     return str(path), {line.strip() for line in lines if line.strip() and not line.startswith("#")}
 
@@ -220,7 +222,8 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                         v.report.setdefault("torch_cxx_imports", {})[name] = len(imports)
                         v.check(not imports, f"symbols: {name} imports torch C++ symbols (not the "
                                              f"stable ABI): {imports[:5]}")
-                        oldest_file, oldest = oldest_torch_c_symbols(torch_c_symbols)
+                        oldest_file, oldest = oldest_torch_c_symbols(torch_c_symbols,
+                                                                     macos=library.endswith(".dylib"))
                         newer = [f for f in torch_c_imports(Path(tmp) / name) if f not in oldest]
                         v.report.setdefault("torch_c_imports_newer_than_oldest", {})[name] = newer
                         v.check(not newer, f"symbols: {name} calls C shim functions the oldest torch it claims "

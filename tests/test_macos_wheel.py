@@ -45,12 +45,24 @@ def write_macho(path: Path, dylibs: list[str], undefined: list[str], defined: li
     return path
 
 
+def test_macos_shim_list_is_macos_torchs():
+    """The macOS list (from torch 2.10's macOS wheel) lacks the CUDA shims and has the MPS ones."""
+    def names(path):
+        return {n for n in path.read_text().split() if not n.startswith("#")}
+
+    linux, macos = (names(ROOT / f"scripts/torch-c-symbols-2.10{s}.txt") for s in ("", "-macos"))
+    assert "aoti_torch_cuda_mm_out" in linux and "aoti_torch_cuda_mm_out" not in macos
+    assert any(n.startswith("aoti_torch_mps_") for n in macos)
+    assert "aoti_torch_get_device_type" in macos and "torch_call_dispatcher" in macos
+
+
 def test_macho_reader(tmp_path):
     library = write_macho(tmp_path / "a.dylib", [*SYSTEM, "@rpath/libtorch_cpu.dylib"],
                           undefined=[*SHIM, "_ZN3c104warnEv"], defined=["my_ops_rms_norm_cpu"])
     assert macho.is_macho(library)
     assert macho.linked_libraries(library) == [*SYSTEM, "@rpath/libtorch_cpu.dylib"]
     assert macho.undefined_symbols(library) == [*SHIM, "_ZN3c104warnEv"]
+    assert macho.defined_symbols(library) == ["my_ops_rms_norm_cpu"]
     elf = tmp_path / "b.so"
     elf.write_bytes(b"\x7fELF" + bytes(60))
     assert not macho.is_macho(elf)
@@ -96,6 +108,8 @@ def _macos_copy(cpu_wheel: Path, tmp_path: Path, library: Path, extension: Path)
     ("links torch", "loads libraries a Mac does not have: ['@rpath/libtorch_cpu.dylib']"),
     ("calls c10", "imports torch C++ symbols (not the stable ABI): ['_ZN3c104warnEv']"),
     ("newer shim", "calls C shim functions the oldest torch it claims lacks"),
+    # exported by Linux torch 2.10 (CUDA), not by macOS torch 2.10
+    ("cuda shim", "torch-c-symbols-2.10-macos.txt): ['aoti_torch_cuda_mm_out']"),
 ])
 def test_verify_a_macos_wheel(tmp_path, fault, message):
     verify_wheel = _verify_wheel()
@@ -107,6 +121,8 @@ def test_verify_a_macos_wheel(tmp_path, fault, message):
         undefined.append("_ZN3c104warnEv")
     elif fault == "newer shim":
         undefined.append("aoti_torch_a_function_from_the_future")
+    elif fault == "cuda shim":
+        undefined.append("aoti_torch_cuda_mm_out")
     library = write_macho(tmp_path / "libmy_ops.dylib", dylibs, undefined, defined=["my_ops_rms_norm_cpu"])
     extension = write_macho(tmp_path / "_C.so", ["@rpath/libmy_ops.dylib", *SYSTEM], ["PyModule_Create2"],
                             defined=["PyInit__C"])
