@@ -17,7 +17,7 @@ Checks, each failure named in the output:
             shim function the oldest torch it claims lacks (scripts/torch-c-symbols-
             <stable_abi_min>[-macos].txt), and link no libc10 (Linux: nm, readelf;
             macOS: ci/macho.py, which also checks that they load nothing but
-            system libraries and each other)
+            system libraries and each other; Windows: ci/pe.py)
   bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
   size      under the matrix's wheel_size_limit_mb
   tools     abi3audit, check-wheel-contents and `twine check` pass
@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "ci"))
 import macho  # noqa: E402
 import matrix  # noqa: E402
+import pe  # noqa: E402
 
 FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|libnvrtc|libcublas|libnvToolsExt|libgomp|torch_|c10_|cudart|nvrtc)[^/]*\.(so|dll|dylib)", re.I)
 # What a macOS library may load: the system's libraries, and _C its libmy_ops.
@@ -113,21 +114,27 @@ def find_library(names: list[str]) -> str | None:
 TORCH_CXX_SYMBOL = re.compile(r"\b(c10|at|torch|caffe2)::")
 # The same, mangled (Itanium ABI): a name, typeinfo or vtable nested in one of those namespaces.
 TORCH_CXX_MANGLED = re.compile(r"_Z(T[IVS])?N[rVKO]*(3c10|2at|5torch|6caffe2)\d")
+# The same, decorated by MSVC: a name whose outermost namespace is one of them.
+TORCH_CXX_DECORATED = re.compile(r"^\?.*@(c10|at|torch|caffe2)@@")
 
 
 def torch_cxx_imports(library: Path) -> list[str]:
-    """The torch C++ symbols a shared object imports (Linux: demangled; macOS: mangled)."""
+    """The torch C++ symbols a shared object imports (Linux: demangled; macOS, Windows: mangled)."""
     if macho.is_macho(library):
         return [s for s in macho.undefined_symbols(library) if TORCH_CXX_MANGLED.match(s)]
+    if pe.is_pe(library):
+        return [n for names in pe.imports(library).values() for n in names if TORCH_CXX_DECORATED.match(n)]
     out = subprocess.run(["nm", "-D", "--undefined-only", "-C", str(library)], capture_output=True,
                          text=True, check=True).stdout
     return [line.split(None, 1)[-1] for line in out.splitlines() if TORCH_CXX_SYMBOL.search(line)]
 
 
 def torch_c_imports(library: Path) -> list[str]:
-    """The C shim functions (aoti_torch_*, torch_*) a shared object imports (Linux, macOS)."""
+    """The C shim functions (aoti_torch_*, torch_*) a shared object imports."""
     if macho.is_macho(library):
         names = macho.undefined_symbols(library)
+    elif pe.is_pe(library):
+        names = [n for names in pe.imports(library).values() for n in names]
     else:
         out = subprocess.run(["nm", "-D", "--undefined-only", str(library)], capture_output=True, text=True,
                              check=True).stdout
@@ -146,9 +153,11 @@ def oldest_torch_c_symbols(path: Path | None, macos: bool = False) -> tuple[str,
 
 
 def needed_libraries(library: Path) -> list[str]:
-    """The libraries a shared object loads: ELF's NEEDED sonames, Mach-O's install names."""
+    """The libraries a shared object loads: ELF's NEEDED sonames, Mach-O's install names, PE's DLLs."""
     if macho.is_macho(library):
         return macho.linked_libraries(library)
+    if pe.is_pe(library):
+        return list(pe.imports(library))
     out = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
 
@@ -197,9 +206,9 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                 sass_expected, ptx_expected = expected_architectures(build.arch_list)
                 if build.cuda == matrix.CPU:
                     # the CPU library: no device code, and no CUDA or torch_cuda library linked
-                    needed = needed_libraries(library_path) if not library.endswith(".dll") else []
+                    needed = needed_libraries(library_path)
                     cuda_needed = [n for n in needed
-                                   if re.match(r"lib(cuda|cudart|torch_cuda|c10_cuda)", n.rsplit("/", 1)[-1])]
+                                   if re.match(r"(lib)?(cuda|cudart|torch_cuda|c10_cuda)", n.rsplit("/", 1)[-1], re.I)]
                     v.check(not cuda_needed, f"cpu: {library} links CUDA libraries {cuda_needed}")
                 elif v.check(cuobjdump is not None,
                              "sass: no cuobjdump (set CUOBJDUMP or install nvidia-cuda-cuobjdump)"):
@@ -216,7 +225,7 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                     for name in [library, *extension]:
                         foreign = [n for n in needed_libraries(Path(tmp) / name) if not MACOS_SYSTEM_LIBRARY.match(n)]
                         v.check(not foreign, f"bundled: {name} loads libraries a Mac does not have: {foreign}")
-                if build.abi == "stable" and not library.endswith(".dll"):
+                if build.abi == "stable":
                     for name in [library, *extension]:
                         imports = torch_cxx_imports(Path(tmp) / name)
                         v.report.setdefault("torch_cxx_imports", {})[name] = len(imports)
@@ -229,7 +238,7 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                         v.check(not newer, f"symbols: {name} calls C shim functions the oldest torch it claims "
                                            f"lacks ({oldest_file}): {newer[:5]}")
                         needed = needed_libraries(Path(tmp) / name)
-                        c10 = [n for n in needed if n.rsplit("/", 1)[-1].startswith("libc10")]
+                        c10 = [n for n in needed if re.match(r"(lib)?c10", n.rsplit("/", 1)[-1], re.I)]
                         v.check(not c10, f"symbols: {name} links {c10}")
 
     # metadata
