@@ -2,7 +2,11 @@
 to record for skips the op's Autograd kernel; a call with gradients records
 the op's autograd.Function; torch.func transforms run that Function level by
 level; forward-mode AD is refused, also past the Python API; every other call
-(fake tensors, torch.compile) takes the full path and behaves as the op does."""
+(fake tensors, torch.compile) takes the full path and behaves as the op does.
+
+Every op with the trait in its spec (tests/ops/specs/): `func` for the
+Python-API tests, every op for the calls through torch.ops, `row_wise` for
+rows read in place."""
 
 from __future__ import annotations
 
@@ -12,99 +16,84 @@ import torch.autograd.forward_ad as fwAD
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import my_ops
+import specs
 from my_ops import reference
 from conftest import assert_matches, make_input
 
-CALLS = {
-    "rms_norm": (lambda x, w: my_ops.rms_norm(x, w, 1e-6), lambda x, w: reference.rms_norm(x, w, 1e-6)),
-    "silu_and_mul": (lambda x, w: my_ops.silu_and_mul(x), lambda x, w: reference.silu_and_mul(x)),
-    "gelu_and_mul": (lambda x, w: my_ops.gelu_and_mul(x, "tanh"), lambda x, w: reference.gelu_and_mul(x, "tanh")),
-    "mul": (lambda x, w: my_ops.mul(x, x), lambda x, w: x.double() * x.double()),
-}
+FUNC = specs.where(func=True)
 
 
-@pytest.mark.parametrize("call", CALLS)
+def _input(spec, dtype, device, batch=()):
+    return make_input((*batch, *spec.input_shape), dtype, device)
+
+
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
 @pytest.mark.parametrize("mode", ["no_grad", "grad, nothing requires grad", "inference_mode"])
-def test_idle_autograd_results(call, mode, device):
-    fn, ref = CALLS[call]
-    x = make_input((5, 16), torch.float32, device)
-    weight = torch.nn.Parameter(make_input((16,), torch.float32, device, low=0.5, high=1.5))
-    if mode == "grad, nothing requires grad":
-        weight.requires_grad_(False)
+def test_idle_autograd_results(spec, mode, device):
+    x = _input(spec, torch.float32, device)
+    args = spec.args_for(x)
+    if mode != "grad, nothing requires grad":  # parameters that require grad, outside grad mode
+        args = tuple(torch.nn.Parameter(a) if isinstance(a, torch.Tensor) else a for a in args)
     context = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}.get(mode, torch.enable_grad)
     with context():
-        out = fn(x, weight)
+        out = spec.call(x, args)
     assert not out.requires_grad and out.grad_fn is None
-    assert_matches(out, ref(x, weight.detach()), torch.float32, scale=2)
+    detached = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
+    assert_matches(out, spec.ref(x, detached), torch.float32, scale=2)
 
 
-@pytest.mark.parametrize("call", CALLS)
-def test_gradients_still_recorded(call, device):
-    fn, ref = CALLS[call]
-    x = make_input((5, 16), torch.float64, device).requires_grad_()
-    weight = make_input((16,), torch.float64, device, low=0.5, high=1.5)
-    (grad,) = torch.autograd.grad(fn(x, weight).sum(), x)
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+def test_gradients_still_recorded(spec, device):
+    x = _input(spec, torch.float64, device).requires_grad_()
+    args = spec.args_for(x.detach())
+    (grad,) = torch.autograd.grad(spec.call(x, args).sum(), x)
     x64 = x.detach().requires_grad_()
-    (want,) = torch.autograd.grad(ref(x64, weight).sum(), x64)
+    (want,) = torch.autograd.grad(spec.ref(x64, args).sum(), x64)
     assert_matches(grad, want, torch.float64, scale=10)
 
 
-@pytest.mark.parametrize("call", CALLS)
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
 @pytest.mark.parametrize("grad_mode", [True, False])
-def test_forward_mode_ad_refused(call, grad_mode, device):
+def test_forward_mode_ad_refused(spec, grad_mode, device):
     """The ops have no forward-mode formula: a dual tensor is refused, never
     answered with its tangent dropped."""
-    fn, _ = CALLS[call]
-    x = make_input((5, 16), torch.float32, device)
-    weight = make_input((16,), torch.float32, device)
+    x = _input(spec, torch.float32, device)
+    args = spec.args_for(x)
     with torch.set_grad_enabled(grad_mode), fwAD.dual_level():
         dual = fwAD.make_dual(x, torch.randn_like(x))
-        with pytest.raises(RuntimeError, match=rf"my_ops.{call}: forward-mode AD .* is not supported"):
-            fn(dual, weight)
+        with pytest.raises(RuntimeError, match=rf"my_ops.{spec.name}: forward-mode AD .* is not supported"):
+            spec.call(dual, args)
     with pytest.raises(RuntimeError, match="forward-mode AD"):
-        torch.func.jvp(lambda v: fn(v, weight), (x,), (torch.randn_like(x),))
+        torch.func.jvp(lambda v: spec.call(v, args), (x,), (torch.randn_like(x),))
     with pytest.raises(RuntimeError, match="forward-mode AD"):  # forward over reverse
-        torch.func.jacfwd(torch.func.grad(lambda v: fn(v, weight).sum()))(x)
+        torch.func.jacfwd(torch.func.grad(lambda v: spec.call(v, args).sum()))(x)
 
 
-def _direct_calls(device):
-    """Every op, called through torch.ops, with one argument made dual: (op name, call)."""
-    x, w = make_input((3, 8), torch.float32, device), make_input((8,), torch.float32, device)
-    square = make_input((8, 8), torch.float32, device)
-    ops = torch.ops.my_ops
-    return {
-        "short_kernel": lambda d: ops.short_kernel(d),
-        "mul": lambda d: ops.mul(x, d),
-        "muladd": lambda d: ops.muladd(d, x, 2.0),
-        "add_out": lambda d: ops.add_out(x, x, d),
-        "matmul": lambda d: ops.matmul(square[:3], d),
-        "rms_norm": lambda d: ops.rms_norm(x, d, 1e-6),
-        "rms_norm_backward": lambda d: ops.rms_norm_backward(d, x, w, 1e-6),
-        "fused_add_rms_norm": lambda d: ops.fused_add_rms_norm(x.clone(), d, w, 1e-6),
-        "silu_and_mul": lambda d: ops.silu_and_mul(d),
-        "silu_and_mul_backward": lambda d: ops.silu_and_mul_backward(d[:, :4], x),
-        "gelu_and_mul": lambda d: ops.gelu_and_mul(d, "tanh"),
-        "gelu_and_mul_backward": lambda d: ops.gelu_and_mul_backward(x[:, :4], d),
-    }, {"matmul": square, "rms_norm": w}
+def _dual_calls():
+    """(spec, argument index): every tensor argument of every op, made dual in a call through torch.ops."""
+    return [pytest.param(spec, i, id=f"{spec.id}-{name}")
+            for spec in specs.ALL for i, (name, is_tensor) in enumerate(
+                (a.name, str(a.type) == "Tensor") for a in spec.op._schema.arguments) if is_tensor]
 
 
-def test_direct_calls_cover_every_op():
-    """Every op of the C++ library; the Triton family (Python-registered, test_triton_rms_norm.py) apart."""
-    calls, _ = _direct_calls("cpu")
-    assert sorted(calls) == sorted(name for name in torch.ops.my_ops if hasattr(getattr(torch.ops.my_ops, name), "default")
-                                   and not name.startswith("triton_"))
+def test_every_registered_op_has_a_spec():
+    """Every op of torch.ops.my_ops from the C++ library has a spec (the
+    Triton family, registered from Python on first use, has its own tests:
+    test_triton_rms_norm.py)."""
+    registered = {name for name in torch.ops.my_ops if hasattr(getattr(torch.ops.my_ops, name), "default")
+                  and not name.startswith("triton_")}
+    assert registered == {spec.name for spec in specs.ALL}
 
 
-@pytest.mark.parametrize("op", sorted(_direct_calls("cpu")[0]))
-def test_forward_mode_ad_refused_through_torch_ops(op, device):
+@pytest.mark.parametrize("spec, index", _dual_calls())
+def test_forward_mode_ad_refused_through_torch_ops(spec, index, device):
     """Also a call past the Python API (torch.ops.my_ops.<op>, as torch.compile
     and other libraries make it) refuses a dual tensor, mutating ops included."""
-    calls, operands = _direct_calls(device)
-    primal = operands.get(op, make_input((3, 8), torch.float32, device))
+    args = list(spec.resolve(make_input((3, 8), torch.float32, device)))
     with fwAD.dual_level():
-        dual = fwAD.make_dual(primal.clone(), torch.randn_like(primal))
-        with pytest.raises(RuntimeError, match=rf"my_ops.{op}: forward-mode AD .* is not supported"):
-            calls[op](dual)
+        args[index] = fwAD.make_dual(args[index].clone(), torch.randn_like(args[index]))
+        with pytest.raises(RuntimeError, match=rf"my_ops.{spec.name}: forward-mode AD .* is not supported"):
+            spec.op(*args)
 
 
 def _first_and_second_order(fn, x):
@@ -113,24 +102,26 @@ def _first_and_second_order(fn, x):
     return grad(x), torch.func.grad(lambda v: grad(v).pow(2).sum())(x)
 
 
-@pytest.mark.parametrize("call", CALLS)
-def test_torch_func_transforms(call, device):
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+def test_torch_func_transforms(spec, device):
     """torch.func.grad, vjp, jacrev and vmap over them, nested to second order,
     against the float64 reference (register_autograd alone fails here:
     pytorch#168393)."""
-    fn, ref = CALLS[call]
     x = make_input((3, 8), torch.float64, device)
-    weight = make_input((8,), torch.float64, device, low=0.5, high=1.5)
-    got = _first_and_second_order(lambda v: fn(v, weight), x)
-    want = _first_and_second_order(lambda v: ref(v, weight), x)
+    args = spec.args_for(x)
+    fn, ref = (lambda v: spec.call(v, args)), (lambda v: spec.ref(v, args))
+    got = _first_and_second_order(fn, x)
+    want = _first_and_second_order(ref, x)
     for g, w in zip(got, want):
         assert_matches(g, w, torch.float64, scale=100)
-    out, vjp = torch.func.vjp(lambda v: fn(v, weight), x)
+    out, vjp = torch.func.vjp(fn, x)
     cotangent = torch.randn_like(out)
-    assert_matches(vjp(cotangent)[0], torch.func.vjp(lambda v: ref(v, weight), x)[1](cotangent)[0],
-                   torch.float64, scale=10)
-    jacobians = torch.vmap(torch.func.jacrev(lambda v: fn(v, weight)))(x)
-    assert_matches(jacobians, torch.vmap(torch.func.jacrev(lambda v: ref(v, weight)))(x), torch.float64, scale=10)
+    assert_matches(vjp(cotangent)[0], torch.func.vjp(ref, x)[1](cotangent)[0], torch.float64, scale=10)
+    xs = make_input((2, 3, 8), torch.float64, device)  # vmap over a batch of inputs
+    row_args = spec.args_for(xs[0])
+    jacobians = torch.vmap(torch.func.jacrev(lambda v: spec.call(v, row_args)))(xs)
+    want = torch.vmap(torch.func.jacrev(lambda v: spec.ref(v, row_args)))(xs)
+    assert_matches(jacobians, want, torch.float64, scale=10)
 
 
 def test_torch_func_through_torch_ops_refused():
@@ -162,14 +153,16 @@ def test_torch_func_inside_torch_compile_refused_or_right():
     torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("call", CALLS)
-def test_vmap_under_no_grad(call, device):
-    fn, ref = CALLS[call]
-    xs = make_input((3, 5, 16), torch.float32, device)
-    weight = make_input((16,), torch.float32, device, low=0.5, high=1.5)
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+def test_vmap_under_no_grad(spec, device):
+    xs = _input(spec, torch.float32, device, batch=(3,))
+    args = spec.args_for(xs[0])
+    if any(isinstance(a, torch.Tensor) and a.requires_grad is False for a in args):
+        args = tuple(a.requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                     for a in args)  # parameters, as the module's weight
     with torch.no_grad():
-        out = torch.vmap(lambda v: fn(v, weight))(xs)
-    assert_matches(out, ref(xs, weight), torch.float32, scale=2)
+        out = torch.vmap(lambda v: spec.call(v, args))(xs)
+    assert_matches(out, torch.stack([spec.ref(v, args) for v in xs]), torch.float32, scale=2)
 
 
 def test_fake_tensors_under_no_grad():
@@ -190,26 +183,30 @@ def _copies(fn, rows: int = 6) -> set:
             and any(len(shape) >= 2 and shape[0] >= rows for shape in e.input_shapes if isinstance(shape, list))}
 
 
-ROW_WISE = {
-    "rms_norm": lambda x, w: my_ops.rms_norm(x, w, 1e-6),
-    "rms_norm_backward": lambda x, w: torch.ops.my_ops.rms_norm_backward(x, x, w, 1e-6),
-    "fused_add_rms_norm": None,  # two slices of one buffer: below
-    "silu_and_mul": lambda x, w: my_ops.silu_and_mul(x),
-    "gelu_and_mul": lambda x, w: my_ops.gelu_and_mul(x),
-}
+def _row_slices(tensors, device):
+    """Each tensor of 6 rows as a slice of wider rows of one buffer (8 elements
+    between them), the others as they are."""
+    rows = [a for a in tensors if isinstance(a, torch.Tensor) and a.dim() == 2 and a.shape[0] == 6]
+    buffer = make_input((6, sum(a.shape[1] + 8 for a in rows) + 8), torch.float32, device)
+    out, start = [], 8
+    for a in tensors:
+        if any(a is r for r in rows):
+            out.append(buffer[:, start:start + a.shape[1]])
+            start += a.shape[1] + 8
+        else:
+            out.append(a)
+    return out
 
 
-@pytest.mark.parametrize("op", ROW_WISE)
-def test_row_slices_read_in_place(op, device):
-    """A slice of wider rows reaches the kernels without a copy; a transposed
-    view (rows not evenly spaced) is copied, which shows the check sees copies."""
-    fn = ROW_WISE[op]
-    weight = make_input((32,), torch.float32, device)
-    sliced = make_input((6, 48), torch.float32, device)[:, 8:40]
-    if op == "fused_add_rms_norm":  # x and residual: two slices of one buffer
-        base = make_input((6, 80), torch.float32, device)
-        assert not _copies(lambda: my_ops.fused_add_rms_norm(base[:, :32], base[:, 40:72], weight, 1e-6))
-        return
+@pytest.mark.parametrize("spec", specs.where(row_wise=True), ids=repr)
+def test_row_slices_read_in_place(spec, device):
+    """Slices of wider rows (of one buffer) reach the kernels without a copy; a
+    transposed view (rows not evenly spaced) is copied, which shows the check
+    sees copies."""
+    x = make_input((6, 32), torch.float32, device)
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in spec.resolve(x)]
+    sliced = _row_slices(args, device)
     with torch.no_grad():
-        assert not _copies(lambda: fn(sliced, weight))
-        assert _copies(lambda: fn(make_input((32, 6), torch.float32, device).t(), weight))
+        assert not _copies(lambda: (spec.api or spec.op)(*sliced))
+        transposed = make_input((32, 6), torch.float32, device).t()
+        assert _copies(lambda: (spec.api or spec.op)(transposed, *args[1:]))

@@ -1,12 +1,14 @@
 """In-place writes to inference tensors: refused outside torch.inference_mode()
-(as PyTorch refuses them), before anything is written; allowed inside."""
+(as PyTorch refuses them), before anything is written; allowed inside.
+(Every written argument of every op that `mutates` in its spec.)"""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-import my_ops
+import specs
+from conftest import assert_matches
 
 
 def _inference(*shape):
@@ -14,33 +16,29 @@ def _inference(*shape):
         return torch.randn(*shape)
 
 
-CALLS = {
-    "add_out out": (lambda t, n, w: my_ops.add_out(n, n, t), "out"),
-    "fused_add_rms_norm x": (lambda t, n, w: my_ops.fused_add_rms_norm(t, n.clone(), w), "x"),
-    "fused_add_rms_norm residual": (lambda t, n, w: my_ops.fused_add_rms_norm(n.clone(), t, w), "residual"),
-}
+WRITTEN = [pytest.param(spec, name, id=f"{spec.id} {name}") for spec in specs.where(mutates=True)
+           for name in spec.mutates]
 
 
-@pytest.mark.parametrize("case", CALLS)
-def test_refused_outside_inference_mode_untouched(case):
-    call, argument = CALLS[case]
-    t, n, w = _inference(3, 16), torch.randn(3, 16), torch.rand(16)
+@pytest.mark.parametrize("spec, argument", WRITTEN)
+def test_refused_outside_inference_mode_untouched(spec, argument):
+    args = list(spec.resolve(torch.randn(3, 16)))
+    index = spec.argument_names().index(argument)
+    args[index] = t = _inference(*args[index].shape)
     before = t.clone()
     with pytest.raises(RuntimeError, match=rf"argument '{argument}' is an inference tensor"):
-        call(t, n, w)
+        spec.api(*args)
     assert torch.equal(t, before)
     with pytest.raises(RuntimeError, match="inference tensor"):  # what PyTorch does
         t.add_(1)
 
 
-def test_allowed_inside_inference_mode():
+@pytest.mark.parametrize("spec", specs.where(mutates=True), ids=repr)
+def test_allowed_inside_inference_mode(spec):
     with torch.inference_mode():
-        x, residual, w = torch.randn(3, 16), torch.randn(3, 16), torch.rand(16)
-        want_residual = residual + x
-        want_x = torch.nn.functional.rms_norm(want_residual, (16,), w, 1e-6)
-        my_ops.fused_add_rms_norm(x, residual, w, 1e-6)
-        out = torch.empty(3, 16)
-        my_ops.add_out(x, residual, out)
-    torch.testing.assert_close(residual, want_residual)
-    torch.testing.assert_close(x, want_x)
-    torch.testing.assert_close(out, want_x + want_residual)
+        args = spec.resolve(torch.randn(3, 16))
+        want = spec.reference(*[a.double() if isinstance(a, torch.Tensor) else a for a in args])
+        spec.api(*args)
+    names = spec.argument_names()
+    for name, w in zip(spec.mutates, want if isinstance(want, tuple) else (want,)):
+        assert_matches(args[names.index(name)], w, torch.float32, scale=2)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import my_ops
+import specs
 from my_ops import _C, _rules, reference
 from conftest import make_input, requires_cuda
 
@@ -24,53 +26,55 @@ def _error(fn) -> str:
     return str(info.value)
 
 
-# Each case: an op and its arguments, made on a given device, that break one rule.
 def _t(*shape, dtype=torch.float32, device="cpu"):
     return torch.randn(shape, dtype=torch.float64, device=device).to(dtype)
 
 
-BAD_CALLS = {
-    "short_kernel int": lambda d: (OPS.short_kernel.default, (_t(3, dtype=torch.int64, device=d),)),
-    "mul shape": lambda d: (OPS.mul.default, (_t(3, 4, device=d), _t(4, 3, device=d))),
-    "mul dtype": lambda d: (OPS.mul.default, (_t(3, 4, device=d), _t(3, 4, dtype=torch.float64, device=d))),
-    "muladd shape": lambda d: (OPS.muladd.default, (_t(3, 4, device=d), _t(3, device=d), 1.0)),
-    "add_out out shape": lambda d: (OPS.add_out.default, (_t(3, 4, device=d), _t(3, 4, device=d), _t(4, 3, device=d))),
-    "add_out out expanded": lambda d: (OPS.add_out.default, (_t(3, 4, device=d), _t(3, 4, device=d),
-                                                     _t(1, 4, device=d).expand(3, 4))),
-    "matmul 3-D": lambda d: (OPS.matmul.default, (_t(2, 3, 4, device=d), _t(4, 2, device=d))),
-    "matmul rows": lambda d: (OPS.matmul.default, (_t(3, 4, device=d), _t(5, 2, device=d))),
-    "rms_norm weight length": lambda d: (OPS.rms_norm.default, (_t(4, 8, device=d), _t(7, device=d), 1e-6)),
-    "rms_norm weight int32": lambda d: (OPS.rms_norm.default, (_t(4, 8, device=d), _t(8, dtype=torch.int32, device=d), 1e-6)),
-    "rms_norm mixed dtypes": lambda d: (OPS.rms_norm.default, (_t(4, 8, dtype=torch.bfloat16, device=d), _t(8, device=d), 1e-6)),
-    "rms_norm 0-D x": lambda d: (OPS.rms_norm.default, (_t(device=d), _t(1, device=d), 1e-6)),
-    "rms_norm eps -1": lambda d: (OPS.rms_norm.default, (_t(4, 8, device=d), _t(8, device=d), -1.0)),
-    "rms_norm eps nan": lambda d: (OPS.rms_norm.default, (_t(4, 8, device=d), _t(8, device=d), float("nan"))),
-    "rms_norm_backward grad shape": lambda d: (OPS.rms_norm_backward.default, (_t(4, 7, device=d), _t(4, 8, device=d),
-                                                                      _t(8, device=d), 1e-6)),
-    "fused_add residual shape": lambda d: (OPS.fused_add_rms_norm.default, (_t(4, 8, device=d), _t(2, 8, device=d),
-                                                                    _t(8, device=d), 1e-6)),
-    "silu_and_mul odd": lambda d: (OPS.silu_and_mul.default, (_t(3, 7, device=d),)),
-    "silu_and_mul 0-D": lambda d: (OPS.silu_and_mul.default, (_t(device=d),)),
-    "silu_and_mul_backward grad shape": lambda d: (OPS.silu_and_mul_backward.default, (_t(3, 10, device=d), _t(3, 10, device=d))),
-    "gelu_and_mul approximate": lambda d: (OPS.gelu_and_mul.default, (_t(3, 8, device=d), "fast")),
-    "gelu_and_mul_backward odd": lambda d: (OPS.gelu_and_mul_backward.default, (_t(3, 3, device=d), _t(3, 7, device=d), "tanh")),
-    "silu_and_mul float16 grad": lambda d: (OPS.silu_and_mul_backward.default, (_t(3, 5, dtype=torch.float16, device=d),
-                                                                        _t(3, 10, device=d))),
-}
+# Each case: a spec's bad call (tests/ops/specs/), made on a given device, that breaks one rule.
+BAD_CALLS = [pytest.param(spec, bad, id=f"{spec.id} {bad.name}") for spec, bad in specs.bad_calls()]
 
 
-@pytest.mark.parametrize("case", BAD_CALLS)
-def test_fake_kernel_refuses_what_the_real_kernel_refuses(case):
+@pytest.mark.parametrize("spec, bad", BAD_CALLS)
+def test_fake_kernel_refuses_what_the_real_kernel_refuses(spec, bad):
     """The same call on CPU tensors (C++ checks), on meta tensors and under
-    FakeTensorMode (the Python fake kernel) fails with the same message."""
-    op, args = BAD_CALLS[case]("cpu")
-    real = _error(lambda: op(*args))
-    assert real.startswith(f"my_ops.{op._schema.name.split('::')[1]}: "), real
-    op, meta_args = BAD_CALLS[case]("meta")
-    assert _error(lambda: op(*meta_args)) == real
+    FakeTensorMode (the Python fake kernel) fails with the same message, the
+    spec's."""
+    args = bad.make("cpu")
+    real = _error(lambda: spec.op(*args))
+    assert real.startswith(f"my_ops.{spec.name}: "), real
+    assert re.search(bad.message, real), (bad.message, real)
+    meta_args = bad.make("meta")
+    assert _error(lambda: spec.op(*meta_args)) == real
     with FakeTensorMode() as mode:
-        fake_args = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
-        assert _error(lambda: op(*fake_args)) == real
+        fake_args = _fake(mode, args)
+        assert _error(lambda: spec.op(*fake_args)) == real
+
+
+def _fake(mode, args):
+    """Fake copies of args; views of one tensor stay views of one fake tensor."""
+    bases = {}
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor) and a._base is not None:
+            base = bases.setdefault(id(a._base), mode.from_tensor(a._base))
+            out.append(base.as_strided(a.shape, a.stride(), a.storage_offset()))
+        else:
+            out.append(mode.from_tensor(a) if isinstance(a, torch.Tensor) else a)
+    return out
+
+
+@pytest.mark.parametrize("spec, bad", BAD_CALLS)
+def test_bad_call_refused_untouched(spec, bad, device):
+    """Through the Python API (torch.ops where the op has none), on each
+    device: refused with the spec's message, nothing written."""
+    args = bad.make(device)
+    before = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+    message = _error(lambda: (spec.api or spec.op)(*args))
+    assert message.startswith(f"my_ops.{spec.name}: "), message
+    assert re.search(bad.message, message), (bad.message, message)
+    for a, b in zip(args, before):
+        if isinstance(a, torch.Tensor) and a.dtype.is_floating_point:
+            assert torch.equal(a.detach(), b), "written before refusing"
 
 
 def test_compile_fails_at_trace_time_with_the_kernels_message():
@@ -85,7 +89,7 @@ def test_every_op_has_rules_from_the_library():
     # the Triton family is registered from Python (triton_op) and checks its own arguments
     registered = {name.split("::")[1] for name in torch._C._dispatch_get_all_op_names()
                   if name.startswith("my_ops::") and not name.startswith("my_ops::triton_")}
-    assert "gelu_and_mul_backward" in registered
+    assert registered == {spec.name for spec in specs.ALL}
     assert set(_rules.RULES) == registered
     for name, params in _rules.RULES.items():
         schema = getattr(OPS, name).default._schema
@@ -93,39 +97,32 @@ def test_every_op_has_rules_from_the_library():
 
 
 # ----------------------------------------------------------- mixed devices
-def _mixed_calls(other: str):
-    """Every op with one argument on `other` and the rest on the CPU."""
-    x = _t(4, 8)
-    return [
-        ("mul", "b", lambda: OPS.mul(x, _t(4, 8, device=other)), None),
-        ("muladd", "b", lambda: OPS.muladd(x, _t(4, 8, device=other), 0.5), None),
-        ("matmul", "b", lambda: OPS.matmul(x, _t(8, 2, device=other)), None),
-        ("rms_norm", "weight", lambda: OPS.rms_norm(x, _t(8, device=other), 1e-6), None),
-        ("rms_norm_backward", "grad_out", lambda: OPS.rms_norm_backward(_t(4, 8, device=other), x, _t(8), 1e-6), None),
-        ("silu_and_mul_backward", "grad_out", lambda: OPS.silu_and_mul_backward(_t(4, 4, device=other), x), None),
-    ]
+def _mixed_calls():
+    """Every tensor argument of every op that must be on the device of another
+    (a `like` rule), on another device: (spec, argument, the other argument)."""
+    first = {}
+    for spec in specs.ALL:  # one spec of each op
+        first.setdefault(spec.name, spec)
+    return [pytest.param(spec, param.name, clause.ref, id=f"{spec.name}-{param.name}")
+            for spec in first.values()
+            for param in _rules.RULES[spec.name] for clause in param.clauses if clause.key == "like"]
 
 
 @pytest.mark.parametrize("other", ["meta"] + (["cuda"] if torch.cuda.is_available() else []))
-def test_mixed_devices_are_refused_whichever_kernel_runs(other):
-    for name, arg, call, _ in _mixed_calls(other):
-        message = _error(call)
-        assert message.startswith(f"my_ops.{name}: expected {arg} to be on the same device as"), message
+@pytest.mark.parametrize("spec, argument, anchor", _mixed_calls())
+def test_mixed_devices_are_refused_whichever_kernel_runs(spec, argument, anchor, other):
+    """Refused, naming the argument, and nothing written (through the Python API too)."""
+    for call in filter(None, (spec.api, spec.op)):
+        args = list(spec.resolve(_t(4, 8)))
+        index = spec.argument_names().index(argument)
+        args[index] = args[index].to(other)
+        before = [a.clone() for a in args if isinstance(a, torch.Tensor) and a.device.type == "cpu"]
+        message = _error(lambda: call(*args))
+        assert message.startswith(f"my_ops.{spec.name}: expected {argument} to be on the same device as "
+                                  f"{anchor} (cpu)"), message
         assert f"but got {other}" in message
-
-
-@pytest.mark.parametrize("other", ["meta"] + (["cuda"] if torch.cuda.is_available() else []))
-def test_mutating_ops_with_mixed_devices_write_nothing(other):
-    x, residual, out = _t(4, 8), _t(4, 8), _t(4, 8)
-    before = [t.clone() for t in (x, residual, out)]
-    message = _error(lambda: my_ops.fused_add_rms_norm(x, residual, _t(8, device=other)))
-    assert message.startswith("my_ops.fused_add_rms_norm: expected weight to be on the same device as x (cpu)")
-    message = _error(lambda: my_ops.add_out(x, _t(4, 8, device=other), out))
-    assert message.startswith("my_ops.add_out: expected b to be on the same device as a (cpu)")
-    message = _error(lambda: my_ops.add_out(x, residual, _t(4, 8, device=other)))
-    assert message.startswith("my_ops.add_out: expected out to be on the same device as a (cpu)")
-    for t, b in zip((x, residual, out), before):
-        assert torch.equal(t, b)
+        after = [a for a in args if isinstance(a, torch.Tensor) and a.device.type == "cpu"]
+        assert all(torch.equal(a, b) for a, b in zip(after, before)), "written before refusing"
 
 
 # ------------------------------------------------------------ layouts
@@ -166,23 +163,6 @@ def test_add_out_accepts_an_interleaved_out(device):
     want = a.double() + b.double()
     my_ops.add_out(a, b, out)
     torch.testing.assert_close(out.double(), want, rtol=2e-5, atol=2e-5)
-
-
-def test_real_overlap_is_refused_and_named(device):
-    buf = make_input((4, 16), torch.float32, device)
-    w = torch.ones(8, device=device)
-    before = buf.clone()
-    assert _error(lambda: my_ops.fused_add_rms_norm(buf[:, :8], buf[:, 4:12], w)) == (
-        "my_ops.fused_add_rms_norm: x and residual must not share memory, but they overlap; "
-        "pass separate tensors (e.g. residual.clone())")
-    assert _error(lambda: my_ops.fused_add_rms_norm(buf[:, :8], buf[:, 8:], buf[0, :8])) == (
-        "my_ops.fused_add_rms_norm: x and weight must not share memory, but they overlap; "
-        "pass separate tensors (e.g. weight.clone())")
-    assert _error(lambda: my_ops.fused_add_rms_norm(buf[:2, :8], buf[2:, :8], buf[2, :8])).startswith(
-        "my_ops.fused_add_rms_norm: residual and weight must not share memory")
-    assert _error(lambda: my_ops.add_out(buf[:, :8], buf[:, 8:], buf[:, 4:12])).startswith(
-        "my_ops.add_out: out overlaps a without being the same tensor")
-    assert torch.equal(buf, before)  # nothing written
 
 
 def _brute_force_overlap(a, b=None) -> bool:
@@ -240,20 +220,22 @@ def test_overlap_of_large_interleaved_and_sliced_views_is_decided_quickly():
 @requires_cuda()
 def test_cuda_views_of_one_buffer(device="cuda"):
     test_fused_add_accepts_views_of_one_buffer_that_share_no_element("interleaved", device)
-    test_real_overlap_is_refused_and_named(device)
 
 
 # ------------------------------------------------- mutating ops and autograd
 @pytest.mark.parametrize("mode", ["grad", "no_grad", "inference_mode"])
-def test_mutating_ops_bump_version_counters(mode):
-    x, residual, w, out = _t(4, 8), _t(4, 8), _t(8), _t(4, 8)
+@pytest.mark.parametrize("spec", specs.where(mutates=True), ids=repr)
+def test_mutating_ops_bump_version_counters(spec, mode):
+    """The written arguments' version counters, and only theirs."""
+    args = spec.resolve(_t(4, 8))
+    names = spec.argument_names()
     context = {"grad": torch.enable_grad, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode}[mode]
-    versions = [t._version for t in (x, residual, w, out)]
+    versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
     with context():
-        my_ops.fused_add_rms_norm(x, residual, w)
-        my_ops.add_out(x, residual, out)
-    assert [t._version for t in (x, residual, w, out)] == [versions[0] + 1, versions[1] + 1, versions[2],
-                                                           versions[3] + 1]
+        spec.api(*args)
+    for name, a, version in zip(names, args, versions):
+        if isinstance(a, torch.Tensor):
+            assert a._version == version + (name in spec.mutates), name
 
 
 def test_overwriting_a_tensor_autograd_saved_is_detected():
@@ -266,20 +248,8 @@ def test_overwriting_a_tensor_autograd_saved_is_detected():
         loss.backward()
 
 
-@pytest.mark.parametrize("where", ["meta", "fake"])
-def test_fake_kernel_refuses_overlapping_in_place_arguments(where):
-    """The overlap rules hold while tracing too: same message as the C++ check."""
-    def calls(buf):
-        return [lambda: OPS.fused_add_rms_norm.default(buf[:, :8], buf[:, 4:12], torch.ones(8, device=buf.device), 1e-6),
-                lambda: OPS.fused_add_rms_norm.default(buf[:, :8], buf[:, 8:], buf[0, :8], 1e-6),
-                lambda: OPS.add_out.default(buf[:, :8], buf[:, 8:], buf[:, 4:12])]
-
-    real = [_error(call) for call in calls(torch.randn(4, 16))]
-    if where == "meta":
-        assert [_error(call) for call in calls(torch.empty(4, 16, device="meta"))] == real
-    else:
-        with FakeTensorMode() as mode:
-            assert [_error(call) for call in calls(mode.from_tensor(torch.randn(4, 16)))] == real
-    # views that share no element pass the fake kernels as well
+def test_fake_kernels_accept_views_of_one_buffer_that_share_no_element():
+    """The overlap rules hold while tracing too (the bad calls of the specs,
+    on meta and fake tensors); views that share no element pass."""
     buf = torch.empty(4, 16, device="meta")
     OPS.fused_add_rms_norm.default(buf[:, ::2], buf[:, 1::2], torch.ones(8, device="meta"), 1e-6)
