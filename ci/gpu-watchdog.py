@@ -19,7 +19,7 @@ Environment: API_URL, REPOSITORY (owner/name), RUN_ID, TOKEN (actions:
 write), JOB_PREFIX (default "gpu "), BUILD_PREFIX (default "build ,bundle"),
 WATCHDOG_JOB_NAME (default "gpu-watchdog"), GPU_QUEUE_MINUTES (default 45),
 POLL_SECONDS (default 60). Any API that answers like GitHub's REST API works
-(tests/test_ci_scripts.py serves one on 127.0.0.1).
+(tests/packaging/test_ci_scripts.py serves one on 127.0.0.1).
 """
 
 from __future__ import annotations

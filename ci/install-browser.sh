@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Debian's chromium and chromium-driver for the install-selector test
-# (tests/test_landing_page.py). Needs root (apt-get); elsewhere it says what
+# (tests/packaging/test_landing_page.py). Needs root (apt-get); elsewhere it says what
 # is missing and the test is skipped.
 set -euo pipefail
 if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then

@@ -43,10 +43,10 @@ if driver // 1000 < needed:
 PY
 )
 (cd /tmp && "$python" -m my_ops)
-# no path given: pyproject.toml's testpaths (tests/)
+# no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/)
 MY_OPS_REQUIRE_CUDA=1 "$python" -m pytest -q -rs -p no:cacheprovider "$@"
 if [ "${MY_OPS_SANITIZE:-0}" = "1" ]; then
     compute-sanitizer --tool memcheck --error-exitcode 1 --target-processes all \
-        "$python" -m pytest tests/test_rms_norm.py tests/test_act_and_mul.py -q -x \
+        "$python" -m pytest tests/ops/test_rms_norm.py tests/ops/test_act_and_mul.py -q -x \
         -p no:cacheprovider -k "cuda and not opcheck and not gradcheck"
 fi

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ci/build.sh
-# The +cpu wheel too: tests/test_libraries.py bundles it with the default
+# The +cpu wheel too: tests/packaging/test_libraries.py bundles it with the default
 # wheel into PyPI's label-free wheel, as the release does, and loads each.
 MY_OPS_OUT=wheelhouse/cpu ci/build.sh --build cpu
 wheel=$(ci/newest-wheel.sh dist)
@@ -16,5 +16,5 @@ wheel=$(ci/newest-wheel.sh dist)
 ci/install-browser.sh
 ci/lint.sh
 ci/test-workflows.sh  # the workflows' job graph, run with act (about 9 minutes)
-# no path given: pyproject.toml's testpaths (tests/)
+# no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/)
 .venv/bin/python -m pytest -q -rs "$@"

@@ -57,8 +57,8 @@ assert names == ["my_ops"], f"pip would also install {names}"' "$venv/report.jso
     [ "$before" = "$after" ] || { echo "torch changed: $before -> $after"; return 1; }
     (cd / && "$vpy" -m my_ops) | tee "$venv/info"
     grep -q "^  $want (.*): LOADED" "$venv/info" || { echo "expected the $want library to be loaded"; return 1; }
-    "$vpy" -m pytest -q -p no:cacheprovider -m "not large_memory" tests/test_rms_norm.py \
-        tests/test_act_and_mul.py tests/test_elementwise.py tests/test_matmul.py tests/test_call_paths.py
+    "$vpy" -m pytest -q -p no:cacheprovider -m "not large_memory" tests/ops/test_rms_norm.py \
+        tests/ops/test_act_and_mul.py tests/ops/test_elementwise.py tests/ops/test_matmul.py tests/ops/test_call_paths.py
     (cd / && "$vpy" -c '
 import torch
 torch.version.cuda = None  # as a CPU-only torch reports it

@@ -5,7 +5,7 @@ through a few private torch names (torch._C._*, underscore attributes). Each
 is looked up here, once, at import; where a torch release lacks one, what
 this module exports falls back to public behaviour that gives the same
 results, slower where it must. Nothing else in the package may use a private
-torch name: tests/test_torch_compat.py checks that, and runs the ops with each
+torch name: tests/packaging/test_torch_compat.py checks that, and runs the ops with each
 name missing.
 """
 

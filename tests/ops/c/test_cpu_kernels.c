@@ -1,7 +1,7 @@
 /*
  * C test of the CPU kernels, without torch: every kernel and dtype against a
  * float64 reference written as plain loops, on fresh pseudo-random inputs.
- * Built and run by tests/test_c_kernels.py (also under ASan/UBSan).
+ * Built and run by tests/ops/test_c_kernels.py (also under ASan/UBSan).
  * Exit status 0 when every check passes.
  */
 #include <math.h>
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/kernels/cpu/dtype_convert.h"
-#include "../../src/kernels/cpu/exp_f32.h"
-#include "../../src/kernels/my_ops_kernels.h"
+#include "../../../src/kernels/cpu/dtype_convert.h"
+#include "../../../src/kernels/cpu/exp_f32.h"
+#include "../../../src/kernels/my_ops_kernels.h"
 
 static int checks_run = 0;
 static int checks_failed = 0;

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import my_ops
+import specs
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
@@ -34,15 +35,20 @@ def test_fused_add_rms_norm_eps_none():
     torch.testing.assert_close(x, want_x)
 
 
-@pytest.mark.parametrize("call,argument", [
-    (lambda x, w: my_ops.rms_norm(x, w, "0.5"), "eps"),
-    (lambda x, w: my_ops.rms_norm(x, w, True), "eps"),
-    (lambda x, w: my_ops.fused_add_rms_norm(x.clone(), x.clone(), w, "0.5"), "eps"),
-    (lambda x, w: my_ops.muladd(x, x, "0.5"), "c"),
-])
-def test_a_str_or_bool_is_refused_like_torch_ops_refuses_it(call, argument):
-    x, w = torch.randn(2, 8), torch.rand(8)
-    with pytest.raises(TypeError, match=rf"my_ops\.\w+: expected {argument} to be a float"):
-        call(x, w)
-    with pytest.raises((TypeError, RuntimeError)):
-        torch.ops.my_ops.rms_norm(x, w, "0.5")
+def _float_arguments():
+    """Every float argument of every op with a Python API (from its schema)."""
+    return [pytest.param(spec, a.name, value, id=f"{spec.id}-{a.name}-{value!r}")
+            for spec in specs.where(api=True) for a in spec.op._schema.arguments if str(a.type) == "float"
+            for value in ("0.5", True)]
+
+
+@pytest.mark.parametrize("spec, argument, value", _float_arguments())
+def test_a_str_or_bool_is_refused_like_torch_ops_refuses_it(spec, argument, value):
+    args = list(spec.resolve(torch.randn(2, 8)))
+    index = spec.argument_names().index(argument)
+    args[index] = value
+    with pytest.raises(TypeError, match=rf"my_ops\.{spec.name}: expected {argument} to be a float"):
+        spec.api(*args)
+    if isinstance(value, str):  # (torch.ops takes a bool for a float)
+        with pytest.raises((TypeError, RuntimeError)):
+            spec.op(*args)

@@ -16,7 +16,7 @@ from torch.utils import cpp_extension
 
 import my_ops
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CXX = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
 
 
@@ -30,7 +30,7 @@ def test_libtorch_program_runs_an_op_without_python(tmp_path):
     build = subprocess.run(
         # torch's headers need C++17, from 2.14 on C++20; the C++ ABI is torch's
         [CXX, "-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-O0",
-         *(f"-I{p}" for p in cpp_extension.include_paths()), str(ROOT / "tests/cpp/call_rms_norm.cpp"),
+         *(f"-I{p}" for p in cpp_extension.include_paths()), str(ROOT / "tests/packaging/cpp/call_rms_norm.cpp"),
          f"-L{torch_lib}", f"-Wl,-rpath,{torch_lib}", "-ltorch_cpu", "-lc10", "-ldl", "-o", str(exe)],
         capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-3000:]

@@ -29,18 +29,8 @@ def test_matmul_gradcheck(device):
     assert torch.autograd.gradcheck(my_ops.matmul, (a, b))
 
 
-OPCHECK_SAMPLES = {
-    "float32": lambda d: (torch.randn(5, 7, device=d), torch.randn(7, 3, device=d)),
-    "bfloat16-transposed": lambda d: (torch.randn(8, 4, device=d, dtype=torch.bfloat16).t(),
-                                      torch.randn(8, 2, device=d, dtype=torch.bfloat16)),
-    "grad": lambda d: (torch.randn(3, 4, device=d, requires_grad=True), torch.randn(4, 5, device=d, requires_grad=True)),
-    "empty-k": lambda d: (torch.randn(3, 0, device=d), torch.randn(0, 2, device=d)),
-}
-
-
-@pytest.mark.parametrize("sample", OPCHECK_SAMPLES)
-def test_matmul_opcheck(sample, device):
-    torch.library.opcheck(torch.ops.my_ops.matmul.default, OPCHECK_SAMPLES[sample](device))
+# opcheck samples and bad calls: the spec (specs/matmul.py), run by
+# test_op_specs.py and test_rules.py.
 
 
 def test_matmul_empty_inner_dimension_is_zero(device):

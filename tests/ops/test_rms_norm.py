@@ -181,26 +181,8 @@ def test_qk_norm_of_fused_projection(head_dim, dtype, device):
     assert torch.equal(qkv, before)
 
 
-# ---------------------------------------------------------------- opcheck
-F32, BF16 = {}, {"dtype": torch.bfloat16}
-OPS = torch.ops.my_ops
-OPCHECK_SAMPLES = {
-    "rms_norm float32-grad": lambda d: (OPS.rms_norm.default, (torch.randn(4, 16, device=d, requires_grad=True), torch.rand(16, device=d, requires_grad=True), 1e-6)),
-    "rms_norm bfloat16": lambda d: (OPS.rms_norm.default, (torch.randn(2, 3, 64, device=d, **BF16), torch.rand(64, device=d, **BF16), 1e-5)),
-    "rms_norm transposed": lambda d: (OPS.rms_norm.default, (torch.randn(16, 5, device=d).t(), torch.rand(16, device=d), 0.0)),
-    "rms_norm sliced": lambda d: (OPS.rms_norm.default, (torch.randn(6, 48, device=d)[:, 8:40], torch.rand(32, device=d), 1e-6)),
-    "rms_norm_backward": lambda d: (OPS.rms_norm_backward.default, (torch.randn(3, 8, device=d), torch.randn(3, 8, device=d), torch.rand(8, device=d), 1e-6)),
-    "rms_norm_backward sliced": lambda d: (OPS.rms_norm_backward.default, (torch.randn(3, 24, device=d)[:, :16], torch.randn(3, 20, device=d)[:, 4:], torch.rand(16, device=d), 1e-6)),
-    "fused_add_rms_norm": lambda d: (OPS.fused_add_rms_norm.default, (torch.randn(4, 32, device=d), torch.randn(4, 32, device=d), torch.rand(32, device=d), 1e-6)),
-    "fused_add_rms_norm bfloat16": lambda d: (OPS.fused_add_rms_norm.default, (torch.randn(2, 24, device=d, **BF16), torch.randn(2, 24, device=d, **BF16), torch.rand(24, device=d, **BF16), 1e-5)),
-    "fused_add_rms_norm sliced": lambda d: (OPS.fused_add_rms_norm.default, (torch.randn(4, 64, device=d)[:, :32], torch.randn(4, 64, device=d)[:, 32:], torch.rand(32, device=d), 1e-6)),
-}
-
-
-@pytest.mark.parametrize("sample", OPCHECK_SAMPLES)
-def test_opcheck(sample, device):
-    op, args = OPCHECK_SAMPLES[sample](device)
-    torch.library.opcheck(op, args)
+# opcheck samples and bad calls: the specs (specs/rms_norm.py), run by
+# test_op_specs.py and test_rules.py.
 
 
 # -------------------------------------------------------------- bad input

@@ -1,4 +1,4 @@
-"""The C test program of the CPU kernels (tests/c/), without torch.
+"""The C test program of the CPU kernels (tests/ops/c/), without torch.
 
 Built with the system C compiler and run twice: optimised, and under
 AddressSanitizer + UndefinedBehaviorSanitizer where the compiler supports them.
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [ROOT / "tests/c/test_cpu_kernels.c", *sorted((ROOT / "src/kernels/cpu").glob("*.c"))]
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = [ROOT / "tests/ops/c/test_cpu_kernels.c", *sorted((ROOT / "src/kernels/cpu").glob("*.c"))]
 CC = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import my_ops
-from my_ops import reference
+import specs
 from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
 
 # last dimension 2d: d = 1, odd, not a multiple of 8, multiples of 8, large
@@ -16,25 +16,27 @@ SHAPES = [(2,), (3, 2), (5, 26), (4, 2000), (2, 3, 8192), (3, 10006), (20000, 16
 
 
 class Unit:
-    """One activation of the family: the op, its backward op, the extra
-    arguments after x and the float64 reference."""
+    """One activation of the family, from its spec (specs/act_and_mul.py):
+    the op, its backward op, the extra arguments after x, the float64
+    reference and the nn.Module."""
 
-    def __init__(self, name: str, extra: tuple = ()):
-        self.name, self.extra = name, extra
-        self.op = getattr(torch.ops.my_ops, name).default
-        self.backward_op = getattr(torch.ops.my_ops, f"{name}_backward").default
+    def __init__(self, spec):
+        self.spec, self.name = spec, spec.name
+        self.extra = tuple(spec.args_for(torch.empty(1, 2)))
+        self.op = spec.op
+        self.backward_op = getattr(torch.ops.my_ops, f"{spec.name}_backward").default
 
     def __call__(self, x):
-        return getattr(my_ops, self.name)(x, *self.extra)
+        return self.spec.api(x, *self.extra)
 
     def reference(self, x):
-        return getattr(reference, self.name)(x, *self.extra)
+        return self.spec.reference(x, *self.extra)
 
     def __repr__(self):
-        return "-".join([self.name, *self.extra])
+        return self.spec.id
 
 
-UNITS = [Unit("silu_and_mul"), Unit("gelu_and_mul", ("none",)), Unit("gelu_and_mul", ("tanh",))]
+UNITS = [Unit(spec) for spec in specs.where(family="act_and_mul", api=True)]
 
 
 @pytest.fixture(params=UNITS, ids=repr)
@@ -108,64 +110,18 @@ def test_gradcheck(unit, device):
     assert torch.autograd.gradcheck(unit, (x,))
 
 
-@pytest.mark.parametrize("module, unit_index", [(lambda: my_ops.SiluAndMul(), 0),
-                                                 (lambda: my_ops.GeluAndMul(), 1),
-                                                 (lambda: my_ops.GeluAndMul("tanh"), 2)])
-def test_module(module, unit_index, device):
+def test_module(unit, device):
     x = make_input((4, 64), torch.float16, device)
-    assert_matches(module()(x), UNITS[unit_index].reference(x), torch.float16, scale=2)
+    assert_matches(unit.spec.module()(x), unit.reference(x), torch.float16, scale=2)
 
 
 def test_module_repr():
     assert "approximate='tanh'" in repr(my_ops.GeluAndMul("tanh"))
 
 
-# ---------------------------------------------------------------- opcheck
-# Each sample by name: (unit index, args builder).
-OPCHECK_SAMPLES = {
-    "float32-grad": lambda u, d: (u.op, (torch.randn(4, 10, device=d, requires_grad=True), *u.extra)),
-    "bfloat16": lambda u, d: (u.op, (torch.randn(2, 3, 64, device=d, dtype=torch.bfloat16), *u.extra)),
-    "transposed": lambda u, d: (u.op, (torch.randn(6, 4, device=d).t(), *u.extra)),
-    "sliced": lambda u, d: (u.op, (torch.randn(5, 24, device=d)[:, 4:20], *u.extra)),
-    "backward": lambda u, d: (u.backward_op, (torch.randn(3, 5, device=d), torch.randn(3, 10, device=d), *u.extra)),
-}
-
-
-@pytest.mark.parametrize("sample", OPCHECK_SAMPLES)
-def test_opcheck(unit, sample, device):
-    op, args = OPCHECK_SAMPLES[sample](unit, device)
-    torch.library.opcheck(op, args)
-
-
-# -------------------------------------------------------------- bad input
-def test_odd_last_dim_rejected(unit, device):
-    with pytest.raises(RuntimeError, match=rf"my_ops.{unit.name}: expected the last dimension of x to be even, but got 7"):
-        unit(torch.randn(3, 7, device=device))
-
-
-def test_zero_dim_rejected(unit, device):
-    with pytest.raises(RuntimeError, match=rf"my_ops.{unit.name}: expected x to have at least 1 dimension"):
-        unit(torch.tensor(2.0, device=device))
-
-
-def test_integer_rejected(unit, device):
-    with pytest.raises(RuntimeError, match=rf"my_ops.{unit.name}: expected x to be a float32, float64, float16 or bfloat16 tensor, but got torch.int16"):
-        unit(torch.ones(2, 4, dtype=torch.int16, device=device))
-
-
-def test_backward_grad_shape_rejected(unit, device):
-    with pytest.raises(RuntimeError, match=rf"my_ops.{unit.name}_backward: expected grad_out to have shape \[3, 5\] \(x with its last dimension halved\), but got \[3, 10\]"):
-        unit.backward_op(torch.randn(3, 10, device=device), torch.randn(3, 10, device=device), *unit.extra)
-
-
-@pytest.mark.parametrize("fake", [False, True])
-def test_unknown_approximation_rejected(fake, device):
-    x = torch.randn(3, 8, device="meta" if fake else device)
-    message = r"my_ops.gelu_and_mul: expected approximate to be 'none' or 'tanh', but got 'fast'"
-    with pytest.raises(RuntimeError, match=message):
-        my_ops.gelu_and_mul(x, "fast")
-    with pytest.raises(RuntimeError, match=message.replace("mul:", "mul_backward:")):
-        torch.ops.my_ops.gelu_and_mul_backward(torch.randn(3, 4, device=x.device), x, "fast")
+# opcheck samples and bad calls (odd or 0-D x, integer x, the backward's
+# grad_out shape, an unknown approximation): the specs, run by
+# test_op_specs.py and test_rules.py.
 
 
 @requires_cuda()

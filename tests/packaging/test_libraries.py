@@ -16,7 +16,7 @@ import pytest
 import my_ops
 from my_ops import _build_info, _libraries
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _library(label: str, cuda: str = "", requirement: str = "torch>=2.10") -> _libraries.Library:

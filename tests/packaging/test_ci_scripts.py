@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # These steps run on the workflows' Linux runners only; the Windows and macOS
 # test jobs have other shells (Git Bash, bash 3.2) and no /dev/null for Python.
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step")

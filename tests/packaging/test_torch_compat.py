@@ -24,35 +24,35 @@ import textwrap
 
 import pytest
 
-TESTS = pathlib.Path(__file__).parent
+TESTS = pathlib.Path(__file__).parents[1]
 PACKAGE = TESTS.parent / "python" / "my_ops"
 
 # A subset of the op tests: under ~20 s on a 2-core CPU.
 SUBSET = [
-    "tests/test_rms_norm.py::test_rms_norm[float32-cpu-contiguous-(4, 1000)]",
-    "tests/test_rms_norm.py::test_rms_norm_backward[float32-cpu-contiguous-(5, 13)]",
-    "tests/test_rms_norm.py::test_rms_norm_second_order_matches_pytorch",
-    "tests/test_rms_norm.py::test_rms_norm_gradgradcheck",
-    "tests/test_rms_norm.py::test_fused_add_rms_norm[float32-cpu-contiguous-(4, 1000)]",
-    "tests/test_rms_norm.py::test_fused_requires_grad_rejected",
-    "tests/test_rms_norm.py::test_fused_aliasing_rejected",
-    "tests/test_elementwise.py::test_mul[float32-cpu-contiguous-(3, 333)]",
-    "tests/test_elementwise.py::test_gradcheck",
-    "tests/test_elementwise.py::test_add_out_in_place",
-    "tests/test_elementwise.py::test_add_out_requires_grad_rejected",
-    "tests/test_elementwise.py::test_add_out_partial_overlap_rejected",
-    "tests/test_act_and_mul.py::test_backward[silu_and_mul-float32-cpu-contiguous-(3, 2)]",
-    "tests/test_act_and_mul.py::test_second_order_matches_eager",
-    "tests/test_call_paths.py::test_idle_autograd_results",
-    "tests/test_call_paths.py::test_gradients_still_recorded",
-    "tests/test_call_paths.py::test_forward_mode_ad_refused",
-    "tests/test_call_paths.py::test_forward_mode_ad_refused_through_torch_ops",
-    "tests/test_call_paths.py::test_torch_func_transforms",
-    "tests/test_call_paths.py::test_torch_func_through_torch_ops_refused",
-    "tests/test_func_vjp_outside.py",
-    "tests/test_inference_tensors.py",
-    "tests/test_compile.py::test_compiled_mutating_ops",
-    "tests/test_compile.py::test_compiled_block_matches_eager[cpu-aot_eager]",
+    "tests/ops/test_rms_norm.py::test_rms_norm[float32-cpu-contiguous-(4, 1000)]",
+    "tests/ops/test_rms_norm.py::test_rms_norm_backward[float32-cpu-contiguous-(5, 13)]",
+    "tests/ops/test_rms_norm.py::test_rms_norm_second_order_matches_pytorch",
+    "tests/ops/test_rms_norm.py::test_rms_norm_gradgradcheck",
+    "tests/ops/test_rms_norm.py::test_fused_add_rms_norm[float32-cpu-contiguous-(4, 1000)]",
+    "tests/ops/test_rms_norm.py::test_fused_requires_grad_rejected",
+    "tests/ops/test_rms_norm.py::test_fused_aliasing_rejected",
+    "tests/ops/test_elementwise.py::test_mul[float32-cpu-contiguous-(3, 333)]",
+    "tests/ops/test_op_specs.py::test_gradcheck",
+    "tests/ops/test_elementwise.py::test_add_out_in_place",
+    "tests/ops/test_elementwise.py::test_add_out_requires_grad_rejected",
+    "tests/ops/test_elementwise.py::test_add_out_partial_overlap_rejected",
+    "tests/ops/test_act_and_mul.py::test_backward[silu_and_mul-float32-cpu-contiguous-(3, 2)]",
+    "tests/ops/test_act_and_mul.py::test_second_order_matches_eager",
+    "tests/ops/test_call_paths.py::test_idle_autograd_results",
+    "tests/ops/test_call_paths.py::test_gradients_still_recorded",
+    "tests/ops/test_call_paths.py::test_forward_mode_ad_refused",
+    "tests/ops/test_call_paths.py::test_forward_mode_ad_refused_through_torch_ops",
+    "tests/ops/test_call_paths.py::test_torch_func_transforms",
+    "tests/ops/test_call_paths.py::test_torch_func_through_torch_ops_refused",
+    "tests/ops/test_func_vjp_outside.py",
+    "tests/ops/test_inference_tensors.py",
+    "tests/ops/test_compile.py::test_compiled_mutating_ops",
+    "tests/ops/test_compile.py::test_compiled_block_matches_eager[cpu-aot_eager]",
 ]
 
 # Without the op's own Autograd kernel (register_autograd instead), a call

@@ -79,37 +79,8 @@ def test_add_out_in_place(dtype, device):
     assert a._version > version, "the version counter of a mutated tensor must be bumped"
 
 
-# --------------------------------------------------------------- autograd
-@pytest.mark.parametrize("op", ["short_kernel", "mul", "muladd"])
-def test_gradcheck(op, device):
-    a = torch.randn(3, 5, dtype=torch.float64, device=device, requires_grad=True)
-    b = torch.randn(3, 5, dtype=torch.float64, device=device, requires_grad=True)
-    fn = {
-        "short_kernel": lambda a, b: my_ops.short_kernel(a),
-        "mul": my_ops.mul,
-        "muladd": lambda a, b: my_ops.muladd(a, b, 0.75),
-    }[op]
-    assert torch.autograd.gradcheck(fn, (a, b))
-
-
-# ---------------------------------------------------------------- opcheck
-OPS = torch.ops.my_ops
-OPCHECK_SAMPLES = {
-    "short_kernel grad": lambda d: (OPS.short_kernel.default, (torch.randn(3, 5, device=d, requires_grad=True),)),
-    "short_kernel bfloat16 transposed": lambda d: (OPS.short_kernel.default, (torch.randn(4, 6, device=d, dtype=torch.bfloat16).t(),)),
-    "mul grad": lambda d: (OPS.mul.default, (torch.randn(7, device=d, requires_grad=True), torch.randn(7, device=d))),
-    "mul float16": lambda d: (OPS.mul.default, (torch.randn(2, 3, device=d, dtype=torch.float16), torch.randn(2, 3, device=d, dtype=torch.float16))),
-    "muladd grad": lambda d: (OPS.muladd.default, (torch.randn(4, 4, device=d, requires_grad=True), torch.randn(4, 4, device=d, requires_grad=True), 1.5)),
-    "muladd empty": lambda d: (OPS.muladd.default, (torch.randn(0, 3, device=d), torch.randn(0, 3, device=d), -2.0)),
-    "add_out": lambda d: (OPS.add_out.default, (torch.randn(9, device=d), torch.randn(9, device=d), torch.empty(9, device=d))),
-    "add_out float64 transposed out": lambda d: (OPS.add_out.default, (torch.randn(3, 4, device=d, dtype=torch.float64), torch.randn(3, 4, device=d, dtype=torch.float64), torch.empty(4, 3, device=d, dtype=torch.float64).t())),
-}
-
-
-@pytest.mark.parametrize("sample", OPCHECK_SAMPLES)
-def test_opcheck(sample, device):
-    op, args = OPCHECK_SAMPLES[sample](device)
-    torch.library.opcheck(op, args)
+# Autograd (gradcheck), opcheck samples and bad calls: the specs
+# (specs/elementwise.py), run by test_op_specs.py and test_rules.py.
 
 
 # -------------------------------------------------------------- bad input

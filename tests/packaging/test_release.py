@@ -20,7 +20,7 @@ import pytest
 import my_ops
 from conftest import built_wheel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 
 

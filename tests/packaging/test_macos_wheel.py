@@ -15,7 +15,7 @@ import pytest
 
 import my_ops
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "ci"))
 sys.path.insert(0, str(ROOT / "scripts"))
 import macho  # noqa: E402

@@ -1,0 +1,212 @@
+"""The Python API's call path (ops._call): a call that autograd has nothing
+to record for skips the op's Autograd kernel; a call with gradients records
+the op's autograd.Function; torch.func transforms run that Function level by
+level; forward-mode AD is refused, also past the Python API; every other call
+(fake tensors, torch.compile) takes the full path and behaves as the op does.
+
+Every op with the trait in its spec (tests/ops/specs/): `func` for the
+Python-API tests, every op for the calls through torch.ops, `row_wise` for
+rows read in place."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.autograd.forward_ad as fwAD
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import my_ops
+import specs
+from my_ops import reference
+from conftest import assert_matches, make_input
+
+FUNC = specs.where(func=True)
+
+
+def _input(spec, dtype, device, batch=()):
+    return make_input((*batch, *spec.input_shape), dtype, device)
+
+
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+@pytest.mark.parametrize("mode", ["no_grad", "grad, nothing requires grad", "inference_mode"])
+def test_idle_autograd_results(spec, mode, device):
+    x = _input(spec, torch.float32, device)
+    args = spec.args_for(x)
+    if mode != "grad, nothing requires grad":  # parameters that require grad, outside grad mode
+        args = tuple(torch.nn.Parameter(a) if isinstance(a, torch.Tensor) else a for a in args)
+    context = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}.get(mode, torch.enable_grad)
+    with context():
+        out = spec.call(x, args)
+    assert not out.requires_grad and out.grad_fn is None
+    detached = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
+    assert_matches(out, spec.ref(x, detached), torch.float32, scale=2)
+
+
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+def test_gradients_still_recorded(spec, device):
+    x = _input(spec, torch.float64, device).requires_grad_()
+    args = spec.args_for(x.detach())
+    (grad,) = torch.autograd.grad(spec.call(x, args).sum(), x)
+    x64 = x.detach().requires_grad_()
+    (want,) = torch.autograd.grad(spec.ref(x64, args).sum(), x64)
+    assert_matches(grad, want, torch.float64, scale=10)
+
+
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_forward_mode_ad_refused(spec, grad_mode, device):
+    """The ops have no forward-mode formula: a dual tensor is refused, never
+    answered with its tangent dropped."""
+    x = _input(spec, torch.float32, device)
+    args = spec.args_for(x)
+    with torch.set_grad_enabled(grad_mode), fwAD.dual_level():
+        dual = fwAD.make_dual(x, torch.randn_like(x))
+        with pytest.raises(RuntimeError, match=rf"my_ops.{spec.name}: forward-mode AD .* is not supported"):
+            spec.call(dual, args)
+    with pytest.raises(RuntimeError, match="forward-mode AD"):
+        torch.func.jvp(lambda v: spec.call(v, args), (x,), (torch.randn_like(x),))
+    with pytest.raises(RuntimeError, match="forward-mode AD"):  # forward over reverse
+        torch.func.jacfwd(torch.func.grad(lambda v: spec.call(v, args).sum()))(x)
+
+
+def _dual_calls():
+    """(spec, argument index): every tensor argument of every op, made dual in a call through torch.ops."""
+    return [pytest.param(spec, i, id=f"{spec.id}-{name}")
+            for spec in specs.ALL for i, (name, is_tensor) in enumerate(
+                (a.name, str(a.type) == "Tensor") for a in spec.op._schema.arguments) if is_tensor]
+
+
+def test_every_registered_op_has_a_spec():
+    """Every op of torch.ops.my_ops from the C++ library has a spec (the
+    Triton family, registered from Python on first use, has its own tests:
+    test_triton_rms_norm.py)."""
+    registered = {name for name in torch.ops.my_ops if hasattr(getattr(torch.ops.my_ops, name), "default")
+                  and not name.startswith("triton_")}
+    assert registered == {spec.name for spec in specs.ALL}
+
+
+@pytest.mark.parametrize("spec, index", _dual_calls())
+def test_forward_mode_ad_refused_through_torch_ops(spec, index, device):
+    """Also a call past the Python API (torch.ops.my_ops.<op>, as torch.compile
+    and other libraries make it) refuses a dual tensor, mutating ops included."""
+    args = list(spec.resolve(make_input((3, 8), torch.float32, device)))
+    with fwAD.dual_level():
+        args[index] = fwAD.make_dual(args[index].clone(), torch.randn_like(args[index]))
+        with pytest.raises(RuntimeError, match=rf"my_ops.{spec.name}: forward-mode AD .* is not supported"):
+            spec.op(*args)
+
+
+def _first_and_second_order(fn, x):
+    """Gradient and gradient of the gradient's sum of squares, by torch.func."""
+    grad = torch.func.grad(lambda v: fn(v).pow(2).sum())
+    return grad(x), torch.func.grad(lambda v: grad(v).pow(2).sum())(x)
+
+
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+def test_torch_func_transforms(spec, device):
+    """torch.func.grad, vjp, jacrev and vmap over them, nested to second order,
+    against the float64 reference (register_autograd alone fails here:
+    pytorch#168393)."""
+    x = make_input((3, 8), torch.float64, device)
+    args = spec.args_for(x)
+    fn, ref = (lambda v: spec.call(v, args)), (lambda v: spec.ref(v, args))
+    got = _first_and_second_order(fn, x)
+    want = _first_and_second_order(ref, x)
+    for g, w in zip(got, want):
+        assert_matches(g, w, torch.float64, scale=100)
+    out, vjp = torch.func.vjp(fn, x)
+    cotangent = torch.randn_like(out)
+    assert_matches(vjp(cotangent)[0], torch.func.vjp(ref, x)[1](cotangent)[0], torch.float64, scale=10)
+    xs = make_input((2, 3, 8), torch.float64, device)  # vmap over a batch of inputs
+    row_args = spec.args_for(xs[0])
+    jacobians = torch.vmap(torch.func.jacrev(lambda v: spec.call(v, row_args)))(xs)
+    want = torch.vmap(torch.func.jacrev(lambda v: spec.ref(v, row_args)))(xs)
+    assert_matches(jacobians, want, torch.float64, scale=10)
+
+
+def test_torch_func_through_torch_ops_refused():
+    """Past the Python API, torch.func cannot run the op's Function level by
+    level; a differentiating transform is refused rather than answered wrongly."""
+    x = torch.randn(3, 8, dtype=torch.float64)
+    weight = torch.rand(8, dtype=torch.float64) + 0.5
+    with pytest.raises(RuntimeError, match=r"torch.ops.my_ops.rms_norm: .* call my_ops.rms_norm instead"):
+        torch.func.grad(lambda v: torch.ops.my_ops.rms_norm(v, weight, 1e-6).sum())(x)
+    with torch.no_grad():  # nothing to differentiate: vmap alone is fine
+        out = torch.vmap(lambda v: torch.ops.my_ops.rms_norm(v, weight, 1e-6))(x)
+    assert_matches(out, reference.rms_norm(x, weight, 1e-6), torch.float64)
+
+
+def test_torch_func_inside_torch_compile_refused_or_right():
+    """A torch.func transform over the ops inside torch.compile: torch up to
+    2.13 cannot trace it, and the call is refused with a message that says so;
+    a torch that can (2.14 and 2.15 on PyPI) must give the right gradient."""
+    x = torch.randn(3, 8, dtype=torch.float64)
+    weight = torch.rand(8, dtype=torch.float64) + 0.5
+    torch._dynamo.reset()
+    compiled = torch.compile(torch.func.grad(lambda v: my_ops.rms_norm(v, weight, 1e-6).sum()))
+    try:
+        got = compiled(x)
+    except Exception as error:  # noqa: BLE001  (whatever dynamo wraps it in)
+        assert "torch.compile cannot trace torch.func transforms over my_ops" in str(error), error
+        return
+    want = torch.func.grad(lambda v: reference.rms_norm(v, weight, 1e-6).sum())(x)
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+def test_vmap_under_no_grad(spec, device):
+    xs = _input(spec, torch.float32, device, batch=(3,))
+    args = spec.args_for(xs[0])
+    if any(isinstance(a, torch.Tensor) and a.requires_grad is False for a in args):
+        args = tuple(a.requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                     for a in args)  # parameters, as the module's weight
+    with torch.no_grad():
+        out = torch.vmap(lambda v: spec.call(v, args))(xs)
+    assert_matches(out, torch.stack([spec.ref(v, args) for v in xs]), torch.float32, scale=2)
+
+
+def test_fake_tensors_under_no_grad():
+    with FakeTensorMode(), torch.no_grad():
+        out = my_ops.rms_norm(torch.empty(4, 8), torch.empty(8), 1e-6)
+        assert out.shape == (4, 8)
+
+
+# ------------------------------------------------------ rows read in place
+def _copies(fn, rows: int = 6) -> set:
+    """The copying aten ops that ran inside fn() over a tensor of at least
+    `rows` rows (not the cast of a [hidden] result, such as rms_norm_backward's
+    weight gradient from its float64 accumulator)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        fn()
+    return {e.name for e in prof.events()
+            if e.name in ("aten::contiguous", "aten::clone", "aten::copy_")
+            and any(len(shape) >= 2 and shape[0] >= rows for shape in e.input_shapes if isinstance(shape, list))}
+
+
+def _row_slices(tensors, device):
+    """Each tensor of 6 rows as a slice of wider rows of one buffer (8 elements
+    between them), the others as they are."""
+    rows = [a for a in tensors if isinstance(a, torch.Tensor) and a.dim() == 2 and a.shape[0] == 6]
+    buffer = make_input((6, sum(a.shape[1] + 8 for a in rows) + 8), torch.float32, device)
+    out, start = [], 8
+    for a in tensors:
+        if any(a is r for r in rows):
+            out.append(buffer[:, start:start + a.shape[1]])
+            start += a.shape[1] + 8
+        else:
+            out.append(a)
+    return out
+
+
+@pytest.mark.parametrize("spec", specs.where(row_wise=True), ids=repr)
+def test_row_slices_read_in_place(spec, device):
+    """Slices of wider rows (of one buffer) reach the kernels without a copy; a
+    transposed view (rows not evenly spaced) is copied, which shows the check
+    sees copies."""
+    x = make_input((6, 32), torch.float32, device)
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in spec.resolve(x)]
+    sliced = _row_slices(args, device)
+    with torch.no_grad():
+        assert not _copies(lambda: (spec.api or spec.op)(*sliced))
+        transposed = make_input((32, 6), torch.float32, device).t()
+        assert _copies(lambda: (spec.api or spec.op)(transposed, *args[1:]))

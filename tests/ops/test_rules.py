@@ -1,0 +1,255 @@
+"""Argument rules: one definition (beside each schema in C++), checked by the
+real kernels and by the fake kernels alike; devices that do not match are
+refused whichever kernel the dispatcher picks; overlap is decided exactly."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import my_ops
+import specs
+from my_ops import _C, _rules, reference
+from conftest import make_input, requires_cuda
+
+OPS = torch.ops.my_ops
+
+
+def _error(fn) -> str:
+    with pytest.raises(RuntimeError) as info:
+        fn()
+    return str(info.value)
+
+
+def _t(*shape, dtype=torch.float32, device="cpu"):
+    return torch.randn(shape, dtype=torch.float64, device=device).to(dtype)
+
+
+# Each case: a spec's bad call (tests/ops/specs/), made on a given device, that breaks one rule.
+BAD_CALLS = [pytest.param(spec, bad, id=f"{spec.id} {bad.name}") for spec, bad in specs.bad_calls()]
+
+
+@pytest.mark.parametrize("spec, bad", BAD_CALLS)
+def test_fake_kernel_refuses_what_the_real_kernel_refuses(spec, bad):
+    """The same call on CPU tensors (C++ checks), on meta tensors and under
+    FakeTensorMode (the Python fake kernel) fails with the same message, the
+    spec's."""
+    args = bad.make("cpu")
+    real = _error(lambda: spec.op(*args))
+    assert real.startswith(f"my_ops.{spec.name}: "), real
+    assert re.search(bad.message, real), (bad.message, real)
+    meta_args = bad.make("meta")
+    assert _error(lambda: spec.op(*meta_args)) == real
+    with FakeTensorMode() as mode:
+        fake_args = _fake(mode, args)
+        assert _error(lambda: spec.op(*fake_args)) == real
+
+
+def _fake(mode, args):
+    """Fake copies of args; views of one tensor stay views of one fake tensor."""
+    bases = {}
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor) and a._base is not None:
+            base = bases.setdefault(id(a._base), mode.from_tensor(a._base))
+            out.append(base.as_strided(a.shape, a.stride(), a.storage_offset()))
+        else:
+            out.append(mode.from_tensor(a) if isinstance(a, torch.Tensor) else a)
+    return out
+
+
+@pytest.mark.parametrize("spec, bad", BAD_CALLS)
+def test_bad_call_refused_untouched(spec, bad, device):
+    """Through the Python API (torch.ops where the op has none), on each
+    device: refused with the spec's message, nothing written."""
+    args = bad.make(device)
+    before = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+    message = _error(lambda: (spec.api or spec.op)(*args))
+    assert message.startswith(f"my_ops.{spec.name}: "), message
+    assert re.search(bad.message, message), (bad.message, message)
+    for a, b in zip(args, before):
+        if isinstance(a, torch.Tensor) and a.dtype.is_floating_point:
+            assert torch.equal(a.detach(), b), "written before refusing"
+
+
+def test_compile_fails_at_trace_time_with_the_kernels_message():
+    torch._dynamo.reset()
+    fn = torch.compile(lambda x, w: my_ops.rms_norm(x, w), fullgraph=True, backend="aot_eager")
+    with pytest.raises(Exception, match=r"my_ops.rms_norm: expected weight to have shape \[8\] "
+                                        r"\(the last dimension of x\), but got \[7\]"):
+        fn(torch.randn(4, 8), torch.randn(7))
+
+
+def test_every_op_has_rules_from_the_library():
+    # the Triton family is registered from Python (triton_op) and checks its own arguments
+    registered = {name.split("::")[1] for name in torch._C._dispatch_get_all_op_names()
+                  if name.startswith("my_ops::") and not name.startswith("my_ops::triton_")}
+    assert registered == {spec.name for spec in specs.ALL}
+    assert set(_rules.RULES) == registered
+    for name, params in _rules.RULES.items():
+        schema = getattr(OPS, name).default._schema
+        assert [p.name for p in params] == [a.name for a in schema.arguments]
+
+
+# ----------------------------------------------------------- mixed devices
+def _mixed_calls():
+    """Every tensor argument of every op that must be on the device of another
+    (a `like` rule), on another device: (spec, argument, the other argument)."""
+    first = {}
+    for spec in specs.ALL:  # one spec of each op
+        first.setdefault(spec.name, spec)
+    return [pytest.param(spec, param.name, clause.ref, id=f"{spec.name}-{param.name}")
+            for spec in first.values()
+            for param in _rules.RULES[spec.name] for clause in param.clauses if clause.key == "like"]
+
+
+@pytest.mark.parametrize("other", ["meta"] + (["cuda"] if torch.cuda.is_available() else []))
+@pytest.mark.parametrize("spec, argument, anchor", _mixed_calls())
+def test_mixed_devices_are_refused_whichever_kernel_runs(spec, argument, anchor, other):
+    """Refused, naming the argument, and nothing written (through the Python API too)."""
+    for call in filter(None, (spec.api, spec.op)):
+        args = list(spec.resolve(_t(4, 8)))
+        index = spec.argument_names().index(argument)
+        args[index] = args[index].to(other)
+        before = [a.clone() for a in args if isinstance(a, torch.Tensor) and a.device.type == "cpu"]
+        message = _error(lambda: call(*args))
+        assert message.startswith(f"my_ops.{spec.name}: expected {argument} to be on the same device as "
+                                  f"{anchor} (cpu)"), message
+        assert f"but got {other}" in message
+        after = [a for a in args if isinstance(a, torch.Tensor) and a.device.type == "cpu"]
+        assert all(torch.equal(a, b) for a, b in zip(after, before)), "written before refusing"
+
+
+# ------------------------------------------------------------ layouts
+@pytest.mark.parametrize("kind", ["sparse_coo", "sparse_csr", "nested"])
+def test_unsupported_layouts_name_the_argument(kind):
+    x = torch.randn(4, 8)
+    if kind == "nested":
+        bad = torch.nested.nested_tensor([torch.randn(2, 8), torch.randn(3, 8)])
+        expected = "but got a nested tensor"
+    else:
+        bad = x.to_sparse() if kind == "sparse_coo" else x.to_sparse_csr()
+        expected = f"but got layout torch.{kind}"
+    assert _error(lambda: my_ops.rms_norm(bad, torch.ones(8))) == \
+        f"my_ops.rms_norm: expected x to be a dense (strided) tensor, {expected}"
+    assert _error(lambda: my_ops.mul(x, bad)) == f"my_ops.mul: expected b to be a dense (strided) tensor, {expected}"
+
+
+# ------------------------------------------------------------ overlap
+@pytest.mark.parametrize("layout", ["interleaved", "row halves"])
+def test_fused_add_accepts_views_of_one_buffer_that_share_no_element(layout, device):
+    buf = make_input((6, 32), torch.float32, device)
+    if layout == "interleaved":
+        x, residual = buf[:, ::2], buf[:, 1::2]
+    else:
+        x, residual = buf[:, :16], buf[:, 16:]
+    w = make_input((16,), torch.float32, device, low=0.5, high=1.5)
+    want_residual = (x.double() + residual.double())
+    want_x = reference.rms_norm(want_residual, w, 1e-6)
+    my_ops.fused_add_rms_norm(x, residual, w, 1e-6)
+    torch.testing.assert_close(residual.double(), want_residual, rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(x.double(), want_x, rtol=2e-5, atol=2e-5)
+
+
+def test_add_out_accepts_an_interleaved_out(device):
+    buf = make_input((4, 16), torch.float32, device)
+    a, out = buf[:, ::2], buf[:, 1::2]
+    b = make_input((4, 8), torch.float32, device)
+    want = a.double() + b.double()
+    my_ops.add_out(a, b, out)
+    torch.testing.assert_close(out.double(), want, rtol=2e-5, atol=2e-5)
+
+
+def _brute_force_overlap(a, b=None) -> bool:
+    """Whether views overlap, by listing every element's bytes."""
+    def spans(view):
+        sizes, strides, size, start = view
+        for index in itertools.product(*(range(n) for n in sizes)):
+            offset = start + size * sum(i * s for i, s in zip(index, strides))
+            yield offset, offset + size
+
+    if b is None:
+        seen = set()
+        for begin, _ in spans(a):
+            if begin in seen:
+                return True
+            seen.add(begin)
+        return False
+    bytes_a = {x for lo, hi in spans(a) for x in range(lo, hi)}
+    return any(x in bytes_a for lo, hi in spans(b) for x in range(lo, hi))
+
+
+def _random_view(rng: random.Random):
+    dim = rng.randint(1, 3)
+    sizes = tuple(rng.randint(1, 4) for _ in range(dim))
+    strides = tuple(rng.choice([0, 1, 2, 3, 4, 5, 8, 12]) for _ in range(dim))
+    size = rng.choice([2, 4])
+    return sizes, strides, size, size * rng.randint(0, 12)
+
+
+def test_overlap_is_exact_against_brute_force():
+    rng = random.Random(torch.randint(0, 2**31, ()).item())
+    for _ in range(3000):
+        a = _random_view(rng)
+        internal = _C.overlap(a)
+        assert internal in (0, 1) and bool(internal) == _brute_force_overlap(a), a
+        b = _random_view(rng)
+        b = (b[0], b[1], a[2], b[3])  # the ops compare tensors of one dtype
+        pair = _C.overlap(a, b)
+        assert pair in (0, 1) and bool(pair) == _brute_force_overlap(a, b), (a, b)
+
+
+def test_overlap_of_large_interleaved_and_sliced_views_is_decided_quickly():
+    e = 2  # bfloat16
+    rows, width = 32768, 8192
+    x = ((rows, width // 2), (width, 2), e, 0)
+    r = ((rows, width // 2), (width, 2), e, e)
+    assert _C.overlap(x, r) == 0 and _C.overlap(x) == 0
+    q = ((rows, 4096), (width, 1), e, 0)
+    k = ((rows, 4096), (width, 1), e, 4096 * e)
+    assert _C.overlap(q, k) == 0
+    k_shifted = ((rows, 4096), (width, 1), e, 4095 * e)
+    assert _C.overlap(q, k_shifted) == 1
+
+
+@requires_cuda()
+def test_cuda_views_of_one_buffer(device="cuda"):
+    test_fused_add_accepts_views_of_one_buffer_that_share_no_element("interleaved", device)
+
+
+# ------------------------------------------------- mutating ops and autograd
+@pytest.mark.parametrize("mode", ["grad", "no_grad", "inference_mode"])
+@pytest.mark.parametrize("spec", specs.where(mutates=True), ids=repr)
+def test_mutating_ops_bump_version_counters(spec, mode):
+    """The written arguments' version counters, and only theirs."""
+    args = spec.resolve(_t(4, 8))
+    names = spec.argument_names()
+    context = {"grad": torch.enable_grad, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode}[mode]
+    versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
+    with context():
+        spec.api(*args)
+    for name, a, version in zip(names, args, versions):
+        if isinstance(a, torch.Tensor):
+            assert a._version == version + (name in spec.mutates), name
+
+
+def test_overwriting_a_tensor_autograd_saved_is_detected():
+    saved = _t(4, 8)
+    w = _t(8).requires_grad_()
+    loss = (saved * w).sum()  # mul saves `saved` for w's gradient
+    with torch.no_grad():
+        my_ops.fused_add_rms_norm(saved, _t(4, 8), _t(8))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_fake_kernels_accept_views_of_one_buffer_that_share_no_element():
+    """The overlap rules hold while tracing too (the bad calls of the specs,
+    on meta and fake tensors); views that share no element pass."""
+    buf = torch.empty(4, 16, device="meta")
+    OPS.fused_add_rms_norm.default(buf[:, ::2], buf[:, 1::2], torch.ones(8, device="meta"), 1e-6)
