@@ -8,6 +8,7 @@ where one is present, on a CUDA device.
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 import torch
@@ -19,6 +20,10 @@ if os.environ.get("MY_OPS_REQUIRE_CUDA") == "1" and not torch.cuda.is_available(
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+# inductor's CPU code needs the platform's C++ toolchain set up (MSVC's cl on
+# Windows, an OpenMP clang can find on macOS), which the CPU test jobs there do
+# not do: outside Linux, compile tests on the CPU use aot_eager.
+INDUCTOR_ON_CPU = sys.platform.startswith("linux")
 # Memory layouts every op must handle: a transposed view, a view at an odd
 # storage offset (so not 16-byte aligned), a view with a stride of 2, and
 # rows sliced from wider rows (x[..., :width] of a tensor 8 or 3 elements
