@@ -21,9 +21,11 @@ def imports(path: Path) -> dict[str, list[str]]:
     import pefile
 
     pe = pefile.PE(str(path), fast_load=True)
-    pe.parse_data_directories(directories=[pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_IMPORT"]])
+    pe.parse_data_directories(directories=[pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_IMPORT"],
+                                           pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT"]])
     found: dict[str, list[str]] = {}
-    for entry in getattr(pe, "DIRECTORY_ENTRY_IMPORT", []):
+    # (delay-loaded DLLs too: they are imports that load on first call)
+    for entry in [*getattr(pe, "DIRECTORY_ENTRY_IMPORT", []), *getattr(pe, "DIRECTORY_ENTRY_DELAY_IMPORT", [])]:
         names = [i.name.decode() if i.name else f"#{i.ordinal}" for i in entry.imports]
         found.setdefault(entry.dll.decode(), []).extend(names)
     pe.close()

@@ -11,9 +11,10 @@ pyproject.toml. It decides, before CMake runs:
                 MY_OPS_NIGHTLY=YYYYMMDDHHMM makes a nightly: "1.0.1.devYYYYMMDDHHMM"
                 (the minute, so two nightlies of one day never share a name).
   dependencies  from the torch installed in the build environment, through
-                scripts/matrix.py: "torch>=2.10" for a stable-ABI build (it
-                loads into every later torch), "torch>=2.6,<2.7" for a legacy
-                one (bound to the torch minor it was compiled against).
+                scripts/matrix.py: plain "torch" for a stable-ABI build (it
+                loads into torch 2.10 and every later one, and installing it
+                never replaces an installed torch), "torch>=2.6,<2.7" for a
+                legacy one (bound to the torch minor it was compiled against).
 
 CMake checks that the nvcc it uses matches the label (cmake/MyOpsCuda.cmake).
 """
@@ -116,8 +117,8 @@ def torch_requirement() -> str:
             "my_ops is built against the torch installed in the build environment, and none is "
             "installed (pip's isolated build environment has none). Install torch and the build "
             "tools first, then build without build isolation: pip install torch scikit-build-core "
-            "cmake ninja && pip install --no-build-isolation --no-binary my_ops my_ops (in a "
-            "checkout: pip install --no-build-isolation .)"
+            "cmake ninja && pip install --no-build-isolation --no-cache-dir --no-binary my_ops "
+            f"my_ops=={base_version()} (in a checkout: pip install --no-build-isolation .)"
         ) from None
     sys.path.insert(0, str(ROOT / "scripts"))
     import matrix

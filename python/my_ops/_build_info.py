@@ -17,14 +17,23 @@ BUILD_INFO_FILE = Path(__file__).with_name("_build_info.json")
 DEFAULT_INDEX_URL = "https://my-ops.github.io/my_ops"
 
 
-def build_from_source(version: str = "", arch_list: str = "") -> str:
-    """The commands that build my_ops `version` from its sdist against the installed torch and
-    install it in place of what is installed (the build tools first: no build isolation, so
-    the build sees this torch)."""
+REPOSITORY_URL = "https://github.com/my-ops/my_ops"
+
+
+def build_from_source(version: str = "", arch_list: str = "", commit: str = "") -> str:
+    """The commands that build my_ops `version` from source against the installed torch and
+    install it in place of what is installed: the build tools first (no build isolation, so
+    the build sees this torch), no cached wheel (pip would reuse one built for another torch
+    or arch list), the sdist of a release, the commit of a nightly (nightlies have no sdist
+    on PyPI)."""
     arch = f'TORCH_CUDA_ARCH_LIST="{arch_list}" ' if arch_list else ""
-    pin = f"=={version.split('+')[0]}" if version else ""
+    base = version.split("+")[0]
+    if ".dev" in base and commit:
+        source = f'"my_ops @ git+{REPOSITORY_URL}@{commit}"'
+    else:
+        source = f"--no-binary my_ops my_ops=={base}" if base else "--no-binary my_ops my_ops"
     return ("pip install scikit-build-core cmake ninja && "
-            f"{arch}pip install --no-build-isolation --no-binary my_ops --force-reinstall --no-deps my_ops{pin}")
+            f"{arch}pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps {source}")
 
 
 @dataclass(frozen=True)
@@ -146,7 +155,7 @@ def install_command(info: BuildInfo, torch_version: str, torch_cuda: str | None)
         pairs = ", ".join(info.supported_pairs)
         return (f"my_ops publishes no wheel for torch {minor} with {label}; supported pairs: "
                 f"{pairs}. Install one of those torch builds, or build my_ops from source "
-                f"against this torch: {build_from_source(info.version)}")
+                f"against this torch: {build_from_source(info.version, commit=info.commit)}")
     return command
 
 
@@ -224,5 +233,5 @@ def arch_mismatch(info: BuildInfo, device_name: str, capability: tuple[int, int]
     return (f"my_ops {info.version} has no kernels for {device_name} ({sm}, compute capability "
             f"{capability[0]}.{capability[1]}): this wheel was built for TORCH_CUDA_ARCH_LIST="
             f"{info.arch_list}. Build my_ops for this GPU with "
-            f"{build_from_source(info.version, f'{capability[0]}.{capability[1]}')} (a CUDA toolkit on "
+            f"{build_from_source(info.version, f'{capability[0]}.{capability[1]}', info.commit)} (a CUDA toolkit on "
             f"the PATH; see docs/building.md), or use a GPU the wheel covers.")

@@ -121,7 +121,7 @@ def mismatch_text(package_info: _build_info.BuildInfo, libraries: list[Library],
                  + (f"; or unset {FORCE_VARIABLE}" if os.environ.get(FORCE_VARIABLE) else
                     f"; or {FORCE_VARIABLE}=cpu for the CPU kernels alone") + ". "
                  "Or build my_ops from source against this torch: "
-                 + _build_info.build_from_source(package_info.version))
+                 + _build_info.build_from_source(package_info.version, commit=package_info.commit))
     lines.append("(`python -m my_ops` shows the details.)")
     return "\n".join(lines)
 

@@ -94,7 +94,11 @@ def test_unsupported_pair_says_so():
     assert "2.6-cu124" in command
     # building from source: the tools, then the sdist of this version, replacing the installed wheel
     assert command.endswith("pip install scikit-build-core cmake ninja && pip install --no-build-isolation "
-                            "--no-binary my_ops --force-reinstall --no-deps my_ops==1.0.0")
+                            "--no-cache-dir --force-reinstall --no-deps --no-binary my_ops my_ops==1.0.0")
+    # a nightly has no sdist on PyPI: its commit is built instead
+    nightly = dataclasses.replace(INFO, version="1.0.1.dev202611240300+cu130", commit="0123abc")
+    assert install_command(nightly, "2.7.1+cu118", "11.8").endswith(
+        '--force-reinstall --no-deps "my_ops @ git+https://github.com/my-ops/my_ops@0123abc"')
 
 
 def _copy_installed_package(tmp_path: Path, **changes) -> Path:
@@ -208,7 +212,8 @@ def test_arch_mismatch_message_names_gpu_sm_and_list():
     assert "has no kernels for Tesla P100 (sm_60, compute capability 6.0)" in message
     assert "TORCH_CUDA_ARCH_LIST=7.5;8.0;8.6;9.0;10.0;12.0+PTX" in message
     assert ('pip install scikit-build-core cmake ninja && TORCH_CUDA_ARCH_LIST="6.0" pip install '
-            '--no-build-isolation --no-binary my_ops --force-reinstall --no-deps my_ops==1.0.0' in message)
+            '--no-build-isolation --no-cache-dir --force-reinstall --no-deps --no-binary my_ops my_ops==1.0.0'
+            in message)
     assert arch_mismatch(INFO, "NVIDIA H100", (9, 0)) is None
 
 
