@@ -35,7 +35,7 @@ Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
     run_kernel(
         rms_norm_op, x, rows, grain_for(hidden),
         [&](int64_t begin, int64_t end) {
-            return my_ops_rms_norm_cpu(dt, element_ptr(xr.tensor, begin * xr.stride), xr.stride,
+            return my_ops_rms_norm_cpu(dt, dt, element_ptr(xr.tensor, begin * xr.stride), xr.stride,
                                        wc.const_data_ptr(), mutable_element_ptr(y, begin * hidden),
                                        end - begin, hidden, eps);
         },
@@ -81,7 +81,7 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tenso
             for (int64_t c = begin; c < end; ++c) {
                 const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
                 const int status = my_ops_rms_norm_backward_cpu(
-                    dt, element_ptr(gr.tensor, r0 * gr.stride), gr.stride,
+                    dt, dt, element_ptr(gr.tensor, r0 * gr.stride), gr.stride,
                     element_ptr(xr.tensor, r0 * xr.stride), xr.stride, wc.const_data_ptr(),
                     mutable_element_ptr(grad_x, r0 * hidden),
                     mutable_element_ptr(partial, c * hidden), r1 - r0, hidden, eps);
@@ -106,7 +106,7 @@ void fused_add_rms_norm(Tensor x, Tensor residual, const Tensor &weight, double 
         fused_add_rms_norm_op, x, rows, grain_for(hidden),
         [&](int64_t begin, int64_t end) {
             return my_ops_fused_add_rms_norm_cpu(
-                dt, mutable_element_ptr(xr.tensor, begin * xr.stride), xr.stride,
+                dt, dt, mutable_element_ptr(xr.tensor, begin * xr.stride), xr.stride,
                 mutable_element_ptr(rr.tensor, begin * rr.stride), rr.stride, wc.const_data_ptr(),
                 end - begin, hidden, eps);
         },
