@@ -40,7 +40,7 @@ Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
                                        end - begin, hidden, eps);
         },
         [&](void *stream) {
-            return my_ops_rms_norm_cuda(dt, xr.tensor.const_data_ptr(), xr.stride,
+            return my_ops_rms_norm_cuda(dt, dt, xr.tensor.const_data_ptr(), xr.stride,
                                         wc.const_data_ptr(), y.mutable_data_ptr(), rows, hidden,
                                         eps, stream);
         });
@@ -62,10 +62,10 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tenso
             rms_norm_backward_op, x, 0, 1, [](int64_t, int64_t) { return 0; },
             [&](void *stream) {
                 // per-block partial sums of grad_weight
-                const int64_t partials = my_ops_rms_norm_backward_cuda_partials(dt, rows, hidden);
+                const int64_t partials = my_ops_rms_norm_backward_cuda_partials(dt, dt, rows, hidden);
                 auto workspace = api::empty({partials, hidden}, accumulator_of(x), x);
                 return my_ops_rms_norm_backward_cuda(
-                    dt, gr.tensor.const_data_ptr(), gr.stride, xr.tensor.const_data_ptr(),
+                    dt, dt, gr.tensor.const_data_ptr(), gr.stride, xr.tensor.const_data_ptr(),
                     xr.stride, wc.const_data_ptr(), grad_x.mutable_data_ptr(),
                     grad_weight.mutable_data_ptr(), workspace.mutable_data_ptr(), partials, rows,
                     hidden, eps, stream);
@@ -111,7 +111,7 @@ void fused_add_rms_norm(Tensor x, Tensor residual, const Tensor &weight, double 
                 end - begin, hidden, eps);
         },
         [&](void *stream) {
-            return my_ops_fused_add_rms_norm_cuda(dt, xr.tensor.mutable_data_ptr(), xr.stride,
+            return my_ops_fused_add_rms_norm_cuda(dt, dt, xr.tensor.mutable_data_ptr(), xr.stride,
                                                   rr.tensor.mutable_data_ptr(), rr.stride,
                                                   wc.const_data_ptr(), rows, hidden, eps, stream);
         });

@@ -54,14 +54,14 @@ typedef enum my_ops_status {
 size_t my_ops_dtype_size(my_ops_dtype dtype);
 
 /*
- * The RMSNorm CPU kernels take their weight as `weight_dtype`: `dtype`
- * itself, or float32 with float16 or bfloat16 tensors, as mixed-precision
- * training keeps its parameters in float32 while activations are 16-bit. The
- * weight is read as that type and used in the accumulator type, so a float32
- * weight is not rounded to 16 bits. Any other pair is refused
- * (MY_OPS_BAD_DTYPE); a weight wider still (float64 with float32 or 16-bit
- * tensors) is the caller's to convert to float32 first: the arithmetic is
- * float32 anyway.
+ * The RMSNorm kernels take their weight (and the CUDA backward writes
+ * grad_weight) as `weight_dtype`: `dtype` itself, or float32 with float16 or
+ * bfloat16 tensors, as mixed-precision training keeps its parameters in
+ * float32 while activations are 16-bit. The weight is read as that type and
+ * used in the accumulator type, so a float32 weight is not rounded to 16 bits.
+ * Any other pair is refused (MY_OPS_BAD_DTYPE on the CPU, cudaErrorInvalidValue
+ * on CUDA); a weight wider still (float64 with float32 or 16-bit tensors) is
+ * the caller's to convert to float32 first: the arithmetic is float32 anyway.
  */
 static inline int my_ops_rms_norm_weight_ok(my_ops_dtype dtype, my_ops_dtype weight_dtype) {
     return weight_dtype == dtype ||
@@ -147,25 +147,28 @@ int my_ops_add_cuda(my_ops_dtype dtype, const void *a, const void *b, void *out,
 int my_ops_matmul_cuda(my_ops_dtype dtype, const void *a, const void *b, void *c, int64_t m,
                        int64_t k, int64_t n, void *stream);
 
-int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, int64_t x_stride, const void *weight,
-                         void *y, int64_t rows, int64_t hidden, double eps, void *stream);
+int my_ops_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                         int64_t x_stride, const void *weight, void *y, int64_t rows,
+                         int64_t hidden, double eps, void *stream);
 
 /*
  * rms_norm backward on CUDA needs a workspace of `partials` x hidden elements
  * (float64 for float64, float32 otherwise) for per-block sums of grad_weight,
- * with partials = my_ops_rms_norm_backward_cuda_partials(dtype, rows, hidden) on the current
- * device.
+ * with partials = my_ops_rms_norm_backward_cuda_partials(dtype, weight_dtype,
+ * rows, hidden) on the current device. grad_weight is written as weight_dtype.
  */
-int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, int64_t rows, int64_t hidden);
-int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, const void *grad_out,
-                                  int64_t grad_out_stride, const void *x, int64_t x_stride,
-                                  const void *weight, void *grad_x, void *grad_weight,
-                                  void *workspace, int64_t partials, int64_t rows,
-                                  int64_t hidden, double eps, void *stream);
+int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, my_ops_dtype weight_dtype,
+                                               int64_t rows, int64_t hidden);
+int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype,
+                                  const void *grad_out, int64_t grad_out_stride, const void *x,
+                                  int64_t x_stride, const void *weight, void *grad_x,
+                                  void *grad_weight, void *workspace, int64_t partials,
+                                  int64_t rows, int64_t hidden, double eps, void *stream);
 
-int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, void *x, int64_t x_stride,
-                                   void *residual, int64_t residual_stride, const void *weight,
-                                   int64_t rows, int64_t hidden, double eps, void *stream);
+int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, void *x,
+                                   int64_t x_stride, void *residual, int64_t residual_stride,
+                                   const void *weight, int64_t rows, int64_t hidden, double eps,
+                                   void *stream);
 
 int my_ops_act_and_mul_cuda(my_ops_dtype dtype, my_ops_activation act, const void *x,
                             int64_t x_stride, void *out, int64_t rows, int64_t d, void *stream);
