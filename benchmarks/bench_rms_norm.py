@@ -1,6 +1,7 @@
 """rms_norm (forward, forward+backward) and fused_add_rms_norm: the headline
 and swept shapes, head-sized rows (q/k-norm), rows sliced from wider rows
-(read in place; bandwidth counts the view's bytes) and odd widths."""
+(read in place; bandwidth counts the view's bytes), odd widths, and bf16
+rows with a float32 weight (mixed precision)."""
 
 from __future__ import annotations
 
@@ -129,5 +130,79 @@ def fused_add(device: torch.device, quick: bool) -> list[Row]:
     return rows
 
 
+# bf16 rows with a float32 weight, as mixed-precision training keeps its
+# parameters: the headline, head-sized rows (CUDA: a group of lanes per row),
+# an odd width (the covering-vector kernels) and, for the backward, rows of
+# 8 vectors per thread.
+MIXED_FORWARD = [HEADLINE, (2**27 // 128, 128), (32768, 4097)]
+MIXED_BACKWARD = [HEADLINE, (2**20, 128), (4096, 32768)]
+
+
+def _weight_label(dtype, weight_dtype) -> str:
+    return dtype_name(dtype) if weight_dtype == dtype else f"{dtype_name(dtype)}+{dtype_name(weight_dtype)} weight"
+
+
+def mixed_weights(device: torch.device, quick: bool, weight_dtypes=(torch.float32,)) -> list[Row]:
+    """bf16 rows with a weight of each of weight_dtypes (bf16 too: the same cases
+    with a bf16 weight, side by side). Providers that take such a pair: my_ops,
+    F.rms_norm (which keeps x's dtype too), the fused add's eager composite."""
+    rows, dtype = [], torch.bfloat16
+    quick = quick or device.type != "cuda"
+    forward_shapes = MIXED_FORWARD[:1] if quick else MIXED_FORWARD
+    backward_shapes = MIXED_BACKWARD[:1] if quick else MIXED_BACKWARD
+    if device.type != "cuda":
+        forward_shapes = backward_shapes = [(4096, 4096)]
+    names = {"rms_norm": ("my_ops", "F.rms_norm"), "fused_add_rms_norm": ("my_ops", "eager")}
+    for weight_dtype in weight_dtypes:
+        label = _weight_label(dtype, weight_dtype)
+        w_bytes = torch.finfo(weight_dtype).bits // 8
+        for shape in forward_shapes:
+            hidden, numel = shape[-1], torch.Size(shape).numel()
+
+            def make(shape=shape, hidden=hidden, weight_dtype=weight_dtype):
+                return (torch.randn(shape, device=device, dtype=dtype), torch.randn(shape, device=device, dtype=dtype),
+                        torch.rand(hidden, device=device, dtype=weight_dtype) + 0.5)
+
+            nbytes = 2 * numel * 2 + hidden * w_bytes
+            sets = input_sets(make, nbytes, device)
+            want = reference.rms_norm(sets[0][0], sets[0][2], EPS)
+            for name, fn in providers.rms_norm(device.type).items():
+                if name not in names["rms_norm"]:
+                    continue
+                check_against(want, fn(sets[0][0], sets[0][2], EPS), f"rms_norm {name} {label} {_label(shape)}")
+                us, how = time_call(lambda s, fn=fn: fn(s[0], s[2], EPS), sets, device)
+                rows.append(Row(str(device), "rms_norm", "fwd", label, _label(shape), name, us, nbytes / us / 1e3,
+                                timing=how))
+            nbytes = 4 * numel * 2 + hidden * w_bytes
+            for name, fn in providers.fused_add_rms_norm(device.type).items():
+                if name not in names["fused_add_rms_norm"]:
+                    continue
+                us, how = time_call(lambda s, fn=fn: fn(s[0], s[1], s[2], EPS), sets, device)
+                rows.append(Row(str(device), "fused_add_rms_norm", "fwd", label, _label(shape), name, us,
+                                nbytes / us / 1e3, timing=how))
+            del sets, want
+        for shape in backward_shapes:
+            hidden, numel = shape[-1], torch.Size(shape).numel()
+            nbytes = 5 * numel * 2 + 3 * hidden * w_bytes
+            x = torch.randn(shape, device=device, dtype=dtype).requires_grad_()
+            w = (torch.rand(hidden, device=device, dtype=weight_dtype) + 0.5).requires_grad_()
+            dy = torch.randn(shape, device=device, dtype=dtype)
+            for name, fn in providers.rms_norm(device.type).items():
+                if name not in names["rms_norm"]:
+                    continue
+
+                def step(s, fn=fn):
+                    return torch.autograd.grad(fn(s[0], s[1], EPS), (s[0], s[1]), s[2])
+
+                grad_w = step((x, w, dy))[1]
+                assert grad_w.dtype == weight_dtype, f"{name}: grad_weight {grad_w.dtype}"
+                us, how = time_call(step, [(x, w, dy)], device, graph=False)
+                rows.append(Row(str(device), "rms_norm", "fwd+bwd", label, _label(shape), name, us, nbytes / us / 1e3,
+                                timing=how))
+            del x, w, dy
+    return rows
+
+
 def run(device: torch.device, quick: bool = False) -> list[Row]:
-    return forward(device, quick) + forward_backward(device, quick) + fused_add(device, quick)
+    return forward(device, quick) + forward_backward(device, quick) + fused_add(device, quick) + \
+        mixed_weights(device, quick)

@@ -94,13 +94,13 @@ template <int NV, int kMax> void held(const Shape &s) {
     char name[64];
     std::snprintf(name, sizeof name, "held NV=%d x %d threads (max %d)", NV, threads, kMax);
     const float us = time_us([&] {
-        held_kernel<bf16, NV, kMax><<<rows_grid(s.rows), threads>>>(s.x, s.hidden, s.weight, s.y,
+        held_kernel<bf16, bf16, NV, kMax><<<rows_grid(s.rows), threads>>>(s.x, s.hidden, s.weight, s.y,
                                                                     s.rows, s.hidden, 1e-6f);
     });
     s.report("rms", name, us, 2, max_diff(s.y, s.y_launcher, s.n()));
     // in place on y, with x as the residual: values stay bounded
     s.report("add", name, time_us([&] {
-                 held_add_kernel<bf16, NV, kMax><<<rows_grid(s.rows), threads>>>(
+                 held_add_kernel<bf16, bf16, NV, kMax><<<rows_grid(s.rows), threads>>>(
                      s.y, s.hidden, s.residual, s.hidden, s.weight, s.rows, s.hidden, 1e-6f);
              }), 4, 0);
 }
@@ -111,18 +111,18 @@ template <int NV, int kMax> void covering(const Shape &s) {
     const int threads = threads_for(nvec, NV);
     if (int64_t(NV) * kMax < nvec || threads > kMax) return;
     const size_t shared = size_t(nvec) * 16;
-    const int64_t resident = resident_blocks(unaligned_kernel<bf16, NV, kMax>, threads, shared);
+    const int64_t resident = resident_blocks(unaligned_kernel<bf16, bf16, NV, kMax>, threads, shared);
     const unsigned grid = unsigned(s.rows <= resident ? s.rows : resident / 8 * 8);
     char name[64];
     std::snprintf(name, sizeof name, "covering NV=%d x %d (max %d), %u blocks", NV, threads, kMax,
                   grid);
     const float us = time_us([&] {
-        unaligned_kernel<bf16, NV, kMax><<<grid, threads, shared>>>(s.x, s.hidden, s.weight, s.y,
+        unaligned_kernel<bf16, bf16, NV, kMax><<<grid, threads, shared>>>(s.x, s.hidden, s.weight, s.y,
                                                                     s.rows, s.hidden, 1e-6f);
     });
     s.report("rms", name, us, 2, max_diff(s.y, s.y_launcher, s.n()));
     s.report("add", name, time_us([&] {
-                 unaligned_add_kernel<bf16, NV, kMax><<<grid, threads, shared>>>(
+                 unaligned_add_kernel<bf16, bf16, NV, kMax><<<grid, threads, shared>>>(
                      s.y, s.hidden, s.residual, s.hidden, s.weight, s.rows, s.hidden, 1e-6f);
              }), 4, 0);
 }
@@ -146,13 +146,13 @@ int main() {
         const bool odd = hidden % 8 != 0;
         std::printf("[%ld, %ld] bf16%s\n", s.rows, hidden, odd ? " (odd width: covering vectors)" : "");
         const float us = time_us([&] {
-            rms_norm_rows<bf16, false>(s.x, hidden, nullptr, 0, s.weight, s.y_launcher, s.rows, hidden,
+            rms_norm_rows<bf16, bf16, false>(s.x, hidden, nullptr, 0, s.weight, s.y_launcher, s.rows, hidden,
                                        1e-6, nullptr);
         });
         s.report("rms", "launcher", us, 2, 0);
         CHECK(cudaMemcpy(s.y, s.x, s.n() * 2, cudaMemcpyDeviceToDevice));
         s.report("add", "launcher", time_us([&] {
-                     rms_norm_rows<bf16, true>(s.y, hidden, s.residual, hidden, s.weight, s.y, s.rows,
+                     rms_norm_rows<bf16, bf16, true>(s.y, hidden, s.residual, hidden, s.weight, s.y, s.rows,
                                                hidden, 1e-6, nullptr);
                  }), 4, 0);
         if (odd)

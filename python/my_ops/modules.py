@@ -18,6 +18,10 @@ class RMSNorm(nn.Module):
     (impl="triton": the Triton kernels, CUDA tensors only; needs Triton).
 
     eps=None is the machine epsilon of the dtype the statistics are computed in, as in torch.nn.RMSNorm.
+
+    Mixed precision: the weight may stay float32 while the activations are float16 or bfloat16 (e.g.
+    under ``torch.autocast``); impl="cuda" then returns x's dtype and gives the weight a float32
+    gradient. The output keeps x's dtype whatever the weight's: no type promotion to float32.
     """
 
     def __init__(self, hidden_size: int, eps: float | None = 1e-6, *, impl: str = "cuda", device=None,

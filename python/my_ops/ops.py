@@ -450,6 +450,13 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
     x is [..., hidden], weight is [hidden]. Statistics are computed in float32
     (float64 for float64 inputs). eps=None is the machine epsilon of that
     dtype, as in torch.nn.functional.rms_norm. Differentiable in x and weight.
+
+    weight has x's dtype or a wider float dtype: a float32 (or float64)
+    weight beside float16/bfloat16 x, as mixed-precision training keeps its
+    parameters (e.g. under torch.autocast), or a float64 weight beside float32
+    x. It is used unrounded in the float32 arithmetic. The output always has
+    x's dtype (no type promotion to the weight's), and the weight's gradient
+    the weight's dtype.
     """
     return _call(_ops.rms_norm.default, (x, weight), x, weight, _eps("rms_norm", x, eps))
 
@@ -505,7 +512,8 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     """In place: ``residual += x`` then ``x = rms_norm(residual, weight, eps)``.
 
     The residual-stream update of a pre-norm transformer block in one pass.
-    x and residual must have the same shape and must not share memory. A
+    x and residual must have the same shape and must not share memory; both
+    keep their dtype. weight may be wider than them, as in ``rms_norm``. A
     mutating op: no tensor argument may require grad while grad mode is on.
     """
     _refuse_inference_writes("fused_add_rms_norm", x=x, residual=residual)

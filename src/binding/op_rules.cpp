@@ -71,6 +71,17 @@ std::string layout_text(api::Layout layout) {
     }
 }
 
+// The float dtypes wider than `dtype` (holding each of its values), narrowest first.
+std::vector<api::ScalarType> wider_floats(api::ScalarType dtype) {
+    using S = api::ScalarType;
+    switch (dtype) {
+    case S::Half:
+    case S::BFloat16: return {S::Float, S::Double};
+    case S::Float: return {S::Double};
+    default: return {};
+    }
+}
+
 std::string number_text(double v) {
     std::ostringstream out;
     out << v;
@@ -163,9 +174,9 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
                     c.ref_index = index_of(value);
                 }
             }
-            static const char *known[] = {"like", "dim>=", "dim", "shape", "even", "rows",
-                                          "written", "apart", "apart_or_same", "eps",
-                                          "one_of"};
+            static const char *known[] = {"like", "like_or_wider", "dim>=", "dim", "shape",
+                                          "even", "rows", "written", "apart", "apart_or_same",
+                                          "eps", "one_of"};
             bool ok = false;
             for (const char *k : known) ok = ok || c.key == k;
             if (!ok) bad_definition(schema, "unknown clause '" + word + "'");
@@ -232,10 +243,20 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
     for (const Clause &c : p.clauses) {
         const api::Tensor *ref = c.ref_index >= 0 ? args.begin()[c.ref_index].tensor : nullptr;
         const std::string &r = c.ref;
-        if (c.key == "like") {
-            if (t.scalar_type() != ref->scalar_type())
+        if (c.key == "like" || c.key == "like_or_wider") {
+            const auto wider = c.key == "like" ? std::vector<api::ScalarType>{}
+                                               : wider_floats(ref->scalar_type());
+            bool ok = t.scalar_type() == ref->scalar_type();
+            std::string also;
+            for (const auto dtype : wider) {
+                ok = ok || t.scalar_type() == dtype;
+                also += (also.empty() ? " or a wider float dtype (" : ", ") + dtype_text(dtype);
+            }
+            if (!also.empty()) also += ")";
+            if (!ok)
                 fail("expected " + n + " to have the same dtype as " + r + " (" +
-                     dtype_text(ref->scalar_type()) + "), but got " + dtype_text(t.scalar_type()));
+                     dtype_text(ref->scalar_type()) + ")" + also + ", but got " +
+                     dtype_text(t.scalar_type()));
             if (!(t.device() == ref->device()))
                 fail("expected " + n + " to be on the same device as " + r + " (" +
                      device_text(*ref) + "), but got " + device_text(t));

@@ -10,6 +10,9 @@
 // must be a dense float32/float64/float16/bfloat16 tensor on the CPU or a
 // CUDA device; clauses add:
 //   like=A           same dtype and device as A
+//   like_or_wider=A  same device as A, and A's dtype or a wider float dtype
+//                    (float16/bfloat16 < float32 < float64): a float32
+//                    parameter beside 16-bit activations (mixed precision)
 //   dim>=N, dim=N    number of dimensions
 //   shape=A          the shape of A
 //   shape=last(A)    [A.size(-1)]

@@ -104,6 +104,15 @@ inline void copy_(Tensor &dst, const Tensor &src) {
 #endif
 }
 
+// t as `dtype`: t itself when it has that dtype, else a converted copy.
+inline Tensor to_dtype(const Tensor &t, ScalarType dtype) {
+#ifdef MY_OPS_STABLE_ABI
+    return torch::stable::to(t, dtype);
+#else
+    return t.to(dtype);
+#endif
+}
+
 // Sum over dimension 0, in t's dtype, then converted to `dtype`.
 inline Tensor sum_rows(const Tensor &t, ScalarType dtype) {
 #ifdef MY_OPS_STABLE_ABI

@@ -14,6 +14,11 @@
 // The forward and fused-add kernels share their bodies: kAdd adds the
 // residual first (and writes it back). Measurements behind each choice:
 // benchmarks/NOTES.md.
+//
+// Every kernel takes the rows' element type T and the weight's W: T, or float
+// with 16-bit rows (mixed precision: float32 parameters, 16-bit activations;
+// my_ops_rms_norm_weight_ok). A float weight is used as it is, never rounded
+// to T; the weight of one 16-byte vector of rows is then 32 bytes (WeightVec).
 #include <algorithm>
 
 #include "rows.cuh"
@@ -38,7 +43,9 @@ template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
 // with at most 42 registers (unaligned_min_blocks) beat four with 58 (hidden
 // 4097 in bf16: 83% of copy against 76%; 2881: 87% against 78%), one below
 // 160 vectors, four from 1024 on (layouts.cu's sweep). Their weight copy in
-// shared memory stays within the 48 KiB a kernel gets without opting in.
+// shared memory stays within the 48 KiB a kernel gets without opting in (a
+// float weight of 16-bit rows takes twice the bytes: from half the width on,
+// those rows take the generic kernel).
 inline RowLayout unaligned_layout(int64_t nvec) {
     if (nvec <= 160) return {1, threads_for(nvec, 1), 256};
     if (nvec <= 512) return {2, threads_for(nvec, 2), 256};
@@ -67,6 +74,15 @@ template <bool kAdd> struct ForwardLayouts;
 template <> struct ForwardLayouts<false> { using type = RmsNormLayouts; };
 template <> struct ForwardLayouts<true> { using type = FusedAddLayouts; };
 
+// The weights of one vector of T, stored as W: a 16-byte vector when W is T,
+// two when W is float and T 16-bit. Aligned to 16 bytes only (not to its
+// size): the launchers check 16-byte alignment, and a view of a float weight
+// may start at any multiple of 16 bytes.
+template <typename T, typename W> struct alignas(16) WeightVec {
+    static constexpr int size = Vec<T>::size;
+    W v[size];
+};
+
 // The row a forward kernel normalises: x's row, or (kAdd) x + residual
 // rounded to T and written back to the residual, which holds T values.
 template <bool kAdd, typename T, typename V>
@@ -94,8 +110,8 @@ __device__ __forceinline__ acc_t<T> sum_squares(const V &v) {
 
 // v and w by value: a reference into global or shared memory would be read
 // element by element (eight 2-byte loads instead of one 16-byte load).
-template <typename T, typename V>
-__device__ __forceinline__ V normalized(const V v, const V w, acc_t<T> rstd) {
+template <typename T, typename V, typename WV>
+__device__ __forceinline__ V normalized(const V v, const WV w, acc_t<T> rstd) {
     V out;
 #pragma unroll
     for (int e = 0; e < V::size; ++e)
@@ -112,7 +128,7 @@ __device__ __forceinline__ V normalized(const V v, const V w, acc_t<T> rstd) {
 #define MY_OPS_FORWARD_ENTRIES(NAME, TEMPLATE_PARAMS, TEMPLATE_ARGS, BOUND)                        \
     template <TEMPLATE_PARAMS>                                                                   \
     __global__ void __launch_bounds__(BOUND)                                                     \
-    NAME##_kernel(const T *__restrict__ x, int64_t x_stride, const T *__restrict__ weight,       \
+    NAME##_kernel(const T *__restrict__ x, int64_t x_stride, const W *__restrict__ weight,       \
                   T *__restrict__ y, int64_t rows, int64_t hidden, acc_t<T> eps) {               \
         NAME##_body<TEMPLATE_ARGS, false>(x, x_stride, nullptr, 0, weight, y, hidden, rows,      \
                                           hidden, eps);                                          \
@@ -120,23 +136,23 @@ __device__ __forceinline__ V normalized(const V v, const V w, acc_t<T> rstd) {
     template <TEMPLATE_PARAMS>                                                                   \
     __global__ void __launch_bounds__(BOUND)                                                     \
     NAME##_add_kernel(T *x, int64_t x_stride, T *__restrict__ residual, int64_t res_stride,     \
-                      const T *__restrict__ weight, int64_t rows, int64_t hidden, acc_t<T> eps) { \
+                      const W *__restrict__ weight, int64_t rows, int64_t hidden, acc_t<T> eps) { \
         NAME##_body<TEMPLATE_ARGS, true>(x, x_stride, residual, res_stride, weight, x, x_stride, \
                                          rows, hidden, eps);                                     \
     }
 
 #define MY_OPS_COMMA ,
 
-template <typename T, int NV, int kMaxThreads, bool kAdd>
+template <typename T, typename W, int NV, int kMaxThreads, bool kAdd>
 __device__ __forceinline__ void held_body(const T *x, int64_t x_stride, T *residual,
-                                          int64_t res_stride, const T *weight, T *y,
+                                          int64_t res_stride, const W *weight, T *y,
                                           int64_t y_stride, int64_t rows, int64_t hidden,
                                           acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
     __shared__ A scratch[32];
     const int nvec = int(hidden / V::size);
-    const V *w = reinterpret_cast<const V *>(weight);
+    const auto *w = reinterpret_cast<const WeightVec<T, W> *>(weight);
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
         V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
@@ -159,8 +175,9 @@ __device__ __forceinline__ void held_body(const T *x, int64_t x_stride, T *resid
         }
     }
 }
-MY_OPS_FORWARD_ENTRIES(held, typename T MY_OPS_COMMA int NV MY_OPS_COMMA int kMaxThreads,
-                       T MY_OPS_COMMA NV MY_OPS_COMMA kMaxThreads, kMaxThreads)
+MY_OPS_FORWARD_ENTRIES(held,
+                       typename T MY_OPS_COMMA typename W MY_OPS_COMMA int NV MY_OPS_COMMA int kMaxThreads,
+                       T MY_OPS_COMMA W MY_OPS_COMMA NV MY_OPS_COMMA kMaxThreads, kMaxThreads)
 
 // Rows that are not whole 16-byte vectors, or not 16-byte aligned (odd
 // widths, odd row strides, views at odd offsets): each row is read as the
@@ -173,9 +190,9 @@ MY_OPS_FORWARD_ENTRIES(held, typename T MY_OPS_COMMA int NV MY_OPS_COMMA int kMa
 // shifted by that phase once, and reads it as vectors lined up with the
 // row's. The output has the same phase (the launcher checks): interior
 // vectors are stored whole, the two edge vectors element by element.
-template <typename T, int NV, int kMaxThreads, bool kAdd>
+template <typename T, typename W, int NV, int kMaxThreads, bool kAdd>
 __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *residual,
-                                               int64_t res_stride, const T *weight, T *y,
+                                               int64_t res_stride, const W *weight, T *y,
                                                int64_t y_stride, int64_t rows, int64_t hidden,
                                                acc_t<T> eps) {
     using A = acc_t<T>;
@@ -187,13 +204,13 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
     auto phase = [](const T *p) { return int((reinterpret_cast<uintptr_t>(p) & 15) / sizeof(T)); };
     const int ph = phase(x + int64_t(blockIdx.x) * x_stride);  // the same for every row of the block
     const int nvec = int((ph + hidden + P - 1) / P);
-    T *w_shifted = reinterpret_cast<T *>(shared_weight);
+    W *w_shifted = reinterpret_cast<W *>(shared_weight);
     for (int i = threadIdx.x; i < nvec * P; i += blockDim.x) {
         const int64_t j = int64_t(i) - ph;
-        w_shifted[i] = j >= 0 && j < hidden ? weight[j] : from_acc<T>(A(0));
+        w_shifted[i] = j >= 0 && j < hidden ? weight[j] : from_acc<W>(acc_t<W>(0));
     }
     __syncthreads();
-    const V *w = reinterpret_cast<const V *>(w_shifted);
+    const auto *w = reinterpret_cast<const WeightVec<T, W> *>(w_shifted);
     auto inside = [&](int i, int e) {
         const int64_t j = int64_t(i) * P + e - ph;
         return j >= 0 && j < hidden;
@@ -249,21 +266,22 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
         }
     }
 }
-MY_OPS_FORWARD_ENTRIES(unaligned, typename T MY_OPS_COMMA int NV MY_OPS_COMMA int kMaxThreads,
-                       T MY_OPS_COMMA NV MY_OPS_COMMA kMaxThreads,
+MY_OPS_FORWARD_ENTRIES(unaligned,
+                       typename T MY_OPS_COMMA typename W MY_OPS_COMMA int NV MY_OPS_COMMA int kMaxThreads,
+                       T MY_OPS_COMMA W MY_OPS_COMMA NV MY_OPS_COMMA kMaxThreads,
                        kMaxThreads MY_OPS_COMMA(unaligned_min_blocks<NV, kMaxThreads>()))
 
-template <typename T, int G, bool kAdd>
+template <typename T, typename W, int G, bool kAdd>
 __device__ __forceinline__ void group_body(const T *x, int64_t x_stride, T *residual,
-                                           int64_t res_stride, const T *weight, T *y,
+                                           int64_t res_stride, const W *weight, T *y,
                                            int64_t y_stride, int64_t rows, int64_t hidden,
                                            acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
     const int nvec = int(hidden / V::size);
     const int lane = threadIdx.x % G;
-    V w;
-    if (lane < nvec) w = reinterpret_cast<const V *>(weight)[lane];
+    WeightVec<T, W> w;
+    if (lane < nvec) w = reinterpret_cast<const WeightVec<T, W> *>(weight)[lane];
     for_each_group_row<G>(rows, [&](int64_t row, bool in_range) {
         const bool mine = in_range && lane < nvec;
         V v;
@@ -279,11 +297,12 @@ __device__ __forceinline__ void group_body(const T *x, int64_t x_stride, T *resi
         if (mine) reinterpret_cast<V *>(y + row * y_stride)[lane] = normalized<T>(v, w, rstd);
     });
 }
-MY_OPS_FORWARD_ENTRIES(group, typename T MY_OPS_COMMA int G, T MY_OPS_COMMA G, kGroupThreads)
+MY_OPS_FORWARD_ENTRIES(group, typename T MY_OPS_COMMA typename W MY_OPS_COMMA int G,
+                       T MY_OPS_COMMA W MY_OPS_COMMA G, kGroupThreads)
 
-template <typename T, bool kAdd>
+template <typename T, typename W, bool kAdd>
 __global__ void rms_norm_generic_kernel(const T *x, int64_t x_stride, T *residual,
-                                        int64_t res_stride, const T *__restrict__ weight, T *y,
+                                        int64_t res_stride, const W *__restrict__ weight, T *y,
                                         int64_t y_stride, int64_t rows, int64_t hidden,
                                         acc_t<T> eps) {
     using A = acc_t<T>;
@@ -322,8 +341,8 @@ __global__ void rms_norm_generic_kernel(const T *x, int64_t x_stride, T *residua
 
 // kAdd false: y = rms_norm(x), y dense. kAdd true: residual += x, x = rms_norm(residual);
 // y is x (given writable) and x_stride its row stride.
-template <typename T, bool kAdd>
-int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride, const T *weight,
+template <typename T, typename W, bool kAdd>
+int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride, const W *weight,
                   T *y, int64_t rows, int64_t hidden, double eps, cudaStream_t s) {
     if (rows == 0 || hidden == 0) return 0;
     const acc_t<T> e = acc_t<T>(eps);
@@ -336,7 +355,8 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
     if (g > 0) {
         AllGroupSizes::launch(g, [&](auto G) {
             constexpr int kG = decltype(G)::value;
-            MY_OPS_LAUNCH_FORWARD(group, T MY_OPS_COMMA kG, group_grid<kG>(rows), kGroupThreads, 0);
+            MY_OPS_LAUNCH_FORWARD(group, T MY_OPS_COMMA W MY_OPS_COMMA kG, group_grid<kG>(rows),
+                                  kGroupThreads, 0);
         });
         return int(cudaGetLastError());
     }
@@ -344,8 +364,8 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
     if (vec && layout.nv > 0) {
         ForwardLayouts<kAdd>::type::launch(layout, [&](auto nv, auto max_threads) {
             constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;
-            MY_OPS_LAUNCH_FORWARD(held, T MY_OPS_COMMA kNV MY_OPS_COMMA kMax, rows_grid(rows),
-                                  layout.threads, 0);
+            MY_OPS_LAUNCH_FORWARD(held, T MY_OPS_COMMA W MY_OPS_COMMA kNV MY_OPS_COMMA kMax,
+                                  rows_grid(rows), layout.threads, 0);
         });
         return int(cudaGetLastError());
     }
@@ -363,24 +383,24 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
     const bool phases_match = kAdd ? in_phase(residual, res_stride) : in_phase(y, y_stride);
     const int64_t covering_vectors = ceil_div(hidden + P - 1, P);
     const RowLayout covering = unaligned_layout(covering_vectors);
-    const size_t shared = size_t(covering_vectors) * 16;  // the phase-shifted weight
+    const size_t shared = size_t(covering_vectors) * P * sizeof(W);  // the phase-shifted weight
     if (phases_match && covering.nv > 0 && shared <= kUnalignedSharedBytes) {
         UnalignedLayouts::launch(covering, [&](auto nv, auto max_threads) {
             constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;
             int64_t resident;
             if constexpr (kAdd)
-                resident = resident_blocks(unaligned_add_kernel<T, kNV, kMax>, covering.threads, shared);
+                resident = resident_blocks(unaligned_add_kernel<T, W, kNV, kMax>, covering.threads, shared);
             else
-                resident = resident_blocks(unaligned_kernel<T, kNV, kMax>, covering.threads, shared);
+                resident = resident_blocks(unaligned_kernel<T, W, kNV, kMax>, covering.threads, shared);
             // as many blocks as fit at once (measured faster than more), a multiple
             // of 8 (one phase per block), at most one per row
             const unsigned grid = unsigned(rows <= resident ? rows : resident / 8 * 8);
-            MY_OPS_LAUNCH_FORWARD(unaligned, T MY_OPS_COMMA kNV MY_OPS_COMMA kMax, grid,
-                                  covering.threads, shared);
+            MY_OPS_LAUNCH_FORWARD(unaligned, T MY_OPS_COMMA W MY_OPS_COMMA kNV MY_OPS_COMMA kMax,
+                                  grid, covering.threads, shared);
         });
         return int(cudaGetLastError());
     }
-    rms_norm_generic_kernel<T, kAdd><<<rows_grid(rows), kGenericThreads, 0, s>>>(
+    rms_norm_generic_kernel<T, W, kAdd><<<rows_grid(rows), kGenericThreads, 0, s>>>(
         x, x_stride, residual, res_stride, weight, y, y_stride, rows, hidden, e);
     return int(cudaGetLastError());
 }
@@ -389,21 +409,22 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
 #undef MY_OPS_FORWARD_ENTRIES
 #undef MY_OPS_COMMA
 
-template <typename T>
+template <typename T, typename W>
 int rms_norm(const void *x, int64_t x_stride, const void *weight, void *y, int64_t rows,
              int64_t hidden, double eps, void *stream) {
-    return rms_norm_rows<T, false>(static_cast<const T *>(x), x_stride, nullptr, 0,
-                                   static_cast<const T *>(weight), static_cast<T *>(y), rows,
-                                   hidden, eps, cudaStream_t(stream));
+    return rms_norm_rows<T, W, false>(static_cast<const T *>(x), x_stride, nullptr, 0,
+                                      static_cast<const W *>(weight), static_cast<T *>(y), rows,
+                                      hidden, eps, cudaStream_t(stream));
 }
 
-template <typename T>
+template <typename T, typename W>
 int fused_add_rms_norm(void *x, int64_t x_stride, void *residual, int64_t res_stride,
                        const void *weight, int64_t rows, int64_t hidden, double eps,
                        void *stream) {
-    return rms_norm_rows<T, true>(static_cast<const T *>(x), x_stride, static_cast<T *>(residual),
-                                  res_stride, static_cast<const T *>(weight), static_cast<T *>(x),
-                                  rows, hidden, eps, cudaStream_t(stream));
+    return rms_norm_rows<T, W, true>(static_cast<const T *>(x), x_stride,
+                                     static_cast<T *>(residual), res_stride,
+                                     static_cast<const W *>(weight), static_cast<T *>(x), rows,
+                                     hidden, eps, cudaStream_t(stream));
 }
 
 // ------------------------------------------------------------ backward --
@@ -412,8 +433,8 @@ int fused_add_rms_norm(void *x, int64_t x_stride, void *residual, int64_t res_st
 // into one row of `partial`, then sum_partials_kernel adds the rows up.
 
 // One vector's part of the two row sums: sum(x^2) and sum(dy * w * x).
-template <typename T, typename V>
-__device__ __forceinline__ void add_backward_sums(const V &x, const V &dy, const V &w,
+template <typename T, typename V, typename WV>
+__device__ __forceinline__ void add_backward_sums(const V &x, const V &dy, const WV &w,
                                                   acc_t<T> &sum_sq, acc_t<T> &dot) {
 #pragma unroll
     for (int e = 0; e < V::size; ++e) {
@@ -424,8 +445,8 @@ __device__ __forceinline__ void add_backward_sums(const V &x, const V &dy, const
 }
 
 // One vector of dx, and its columns' dweight terms added to dweight.
-template <typename T, typename V>
-__device__ __forceinline__ V backward_dx(const V &x, const V &dy, const V &w, acc_t<T> rstd,
+template <typename T, typename V, typename WV>
+__device__ __forceinline__ V backward_dx(const V &x, const V &dy, const WV &w, acc_t<T> rstd,
                                          acc_t<T> coef, acc_t<T> (&dweight)[V::size]) {
     V out;
 #pragma unroll
@@ -441,22 +462,34 @@ __device__ __forceinline__ V backward_dx(const V &x, const V &dy, const V &w, ac
 // rows, so each block's dweight sums stay in registers until the end. With at
 // most 256 threads the next row's loads are issued before this row's
 // reduction, so they are in flight while the block waits at its barriers.
-template <typename T, int NV, int kMaxThreads>
-__global__ void __launch_bounds__(kMaxThreads)
+// __launch_bounds__'s minimum of resident blocks for the vector kernel: none,
+// but one for a float weight beside 16-bit rows at 8 vectors per thread, where
+// without it ptxas chose half the registers the launch bound allows and spilled
+// more than the same layout with a 16-bit weight.
+template <typename T, typename W, int NV> constexpr int backward_min_blocks() {
+    return !std::is_same<T, W>::value && NV == 8 ? 1 : 0;
+}
+
+template <typename T, typename W, int NV, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads, (backward_min_blocks<T, W, NV>()))
 rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
                              const T *__restrict__ x, int64_t x_stride,
-                             const T *__restrict__ weight, T *__restrict__ grad_x,
+                             const W *__restrict__ weight, T *__restrict__ grad_x,
                              acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
                              acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
+    using WV = WeightVec<T, W>;
     // Layouts of more than kRowThreads threads (4-8 vectors each) have no
     // registers to spare for the next row or for holding the weight
-    // (measured: spills cost more than the reloads).
-    constexpr bool kPrefetch = kMaxThreads <= kRowThreads, kHoldWeight = kPrefetch;
+    // (measured: spills cost more than the reloads). Nor has a float weight
+    // beside 16-bit rows, twice the registers of theirs: measured slower held
+    // than read again from L1 for each row.
+    constexpr bool kPrefetch = kMaxThreads <= kRowThreads;
+    constexpr bool kHoldWeight = kPrefetch && std::is_same<T, W>::value;
     const int nvec = int(hidden / V::size);
-    const V *w_row = reinterpret_cast<const V *>(weight);
-    V w_held[kHoldWeight ? NV : 1];  // this thread's weight vectors, the same for every row
+    const WV *w_row = reinterpret_cast<const WV *>(weight);
+    WV w_held[kHoldWeight ? NV : 1];  // this thread's weight vectors, the same for every row
     A dweight[NV][V::size];
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
@@ -466,7 +499,7 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
 #pragma unroll
         for (int e = 0; e < V::size; ++e) dweight[k][e] = 0;
     }
-    auto weight_vec = [&](int k, int i) -> V {
+    auto weight_vec = [&](int k, int i) -> WV {
         if constexpr (kHoldWeight) return w_held[k];
         else return w_row[i];
     };
@@ -521,11 +554,11 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
 // Narrow rows (rows.cuh): each lane keeps the dweight sums of its vector's
 // columns over the rows its group walks; at the end the block's groups add
 // theirs up in shared memory and the block writes one partial row.
-template <typename T, int G>
+template <typename T, typename W, int G>
 __global__ void __launch_bounds__(kGroupThreads)
 rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
                                const T *__restrict__ x, int64_t x_stride,
-                               const T *__restrict__ weight, T *__restrict__ grad_x,
+                               const W *__restrict__ weight, T *__restrict__ grad_x,
                                acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
                                acc_t<T> eps) {
     using A = acc_t<T>;
@@ -534,8 +567,8 @@ rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride
     __shared__ A group_sums[kGroups][G * V::size];
     const int nvec = int(hidden / V::size);
     const int lane = threadIdx.x % G;
-    V w;
-    if (lane < nvec) w = reinterpret_cast<const V *>(weight)[lane];
+    WeightVec<T, W> w;
+    if (lane < nvec) w = reinterpret_cast<const WeightVec<T, W> *>(weight)[lane];
     A dweight[V::size];
 #pragma unroll
     for (int e = 0; e < V::size; ++e) dweight[e] = 0;
@@ -566,10 +599,10 @@ rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride
     }
 }
 
-template <typename T>
+template <typename T, typename W>
 __global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out,
                                                  int64_t dy_stride, const T *__restrict__ x,
-                                                 int64_t x_stride, const T *__restrict__ weight,
+                                                 int64_t x_stride, const W *__restrict__ weight,
                                                  T *__restrict__ grad_x,
                                                  acc_t<T> *__restrict__ partial, int64_t rows,
                                                  int64_t hidden, acc_t<T> eps) {
@@ -599,9 +632,10 @@ __global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out,
     }
 }
 
-// grad_weight[j] = sum over p of partial[p, j]. Block: 32 columns x 16 slices of p.
-template <typename T>
-__global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, T *__restrict__ out,
+// grad_weight[j] = sum over p of partial[p, j], written as the weight's type W.
+// Block: 32 columns x 16 slices of p.
+template <typename T, typename W>
+__global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, W *__restrict__ out,
                                     int64_t partials, int64_t hidden) {
     using A = acc_t<T>;
     __shared__ A sums[16][33];
@@ -615,14 +649,14 @@ __global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, T *__r
         A total = 0;
 #pragma unroll
         for (int y = 0; y < 16; ++y) total += sums[y][threadIdx.x];
-        out[j] = from_acc<T>(total);
+        out[j] = from_acc<W>(total);
     }
 }
 
 // Blocks of the backward kernel that fit on the device at once (at least one
 // per multiprocessor), no more than there is work for: each block adds one
 // row of partial dweight sums, so a grid that runs in one wave keeps that small.
-template <typename T> int64_t rms_norm_backward_partials(int64_t rows, int64_t hidden) {
+template <typename T, typename W> int64_t rms_norm_backward_partials(int64_t rows, int64_t hidden) {
     const int64_t nvec = hidden / Vec<T>::size;
     const int g = hidden % Vec<T>::size == 0 ? group_size(nvec) : 0;
     int per_sm = 0;
@@ -635,7 +669,7 @@ template <typename T> int64_t rms_norm_backward_partials(int64_t rows, int64_t h
     if (g > 0) {
         AllGroupSizes::launch(g, [&](auto G) {
             occupancy(reinterpret_cast<const void *>(
-                          rms_norm_backward_group_kernel<T, decltype(G)::value>),
+                          rms_norm_backward_group_kernel<T, W, decltype(G)::value>),
                       kGroupThreads);
             work = ceil_div(rows, kGroupThreads / decltype(G)::value);
         });
@@ -644,7 +678,7 @@ template <typename T> int64_t rms_norm_backward_partials(int64_t rows, int64_t h
         if (layout.nv > 0)
             BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
                 occupancy(reinterpret_cast<const void *>(
-                              rms_norm_backward_vec_kernel<T, decltype(nv)::value,
+                              rms_norm_backward_vec_kernel<T, W, decltype(nv)::value,
                                                            decltype(max_threads)::value>),
                           layout.threads);
             });
@@ -653,7 +687,7 @@ template <typename T> int64_t rms_norm_backward_partials(int64_t rows, int64_t h
     return work < blocks ? (work > 0 ? work : 1) : blocks;
 }
 
-template <typename T>
+template <typename T, typename W>
 int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, int64_t x_stride,
                       const void *weight, void *grad_x, void *grad_weight, void *workspace,
                       int64_t partials, int64_t rows, int64_t hidden, double eps, void *stream) {
@@ -661,15 +695,15 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     auto s = cudaStream_t(stream);
     using A = acc_t<T>;
     auto *partial = static_cast<A *>(workspace);
-    auto *gw = static_cast<T *>(grad_weight);
+    auto *gw = static_cast<W *>(grad_weight);
     if (rows == 0) {  // grad_weight of no rows is zero
-        sum_partials_kernel<T><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
+        sum_partials_kernel<T, W><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
             partial, gw, 0, hidden);
         return int(cudaGetLastError());
     }
     const auto *dy = static_cast<const T *>(grad_out);
     const auto *xt = static_cast<const T *>(x);
-    const auto *wt = static_cast<const T *>(weight);
+    const auto *wt = static_cast<const W *>(weight);
     auto *dx = static_cast<T *>(grad_x);
     const A e = A(eps);
     const unsigned grid = unsigned(partials);
@@ -680,23 +714,23 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     const RowLayout layout = backward_layout(nvec);
     if (g > 0) {
         AllGroupSizes::launch(g, [&](auto G) {
-            rms_norm_backward_group_kernel<T, decltype(G)::value><<<grid, kGroupThreads, 0, s>>>(
+            rms_norm_backward_group_kernel<T, W, decltype(G)::value><<<grid, kGroupThreads, 0, s>>>(
                 dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
         });
     } else if (vec && layout.nv > 0) {
         BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
-            rms_norm_backward_vec_kernel<T, decltype(nv)::value, decltype(max_threads)::value>
+            rms_norm_backward_vec_kernel<T, W, decltype(nv)::value, decltype(max_threads)::value>
                 <<<grid, layout.threads, 0, s>>>(dy, dy_stride, xt, x_stride, wt, dx, partial,
                                                  rows, hidden, e);
         });
     } else {
         const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
-        rms_norm_backward_generic_kernel<T><<<grid, threads, 0, s>>>(
+        rms_norm_backward_generic_kernel<T, W><<<grid, threads, 0, s>>>(
             dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
     }
     const int err = int(cudaGetLastError());
     if (err != 0) return err;
-    sum_partials_kernel<T><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
+    sum_partials_kernel<T, W><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
         partial, gw, partials, hidden);
     return int(cudaGetLastError());
 }
@@ -704,33 +738,57 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
 }  // namespace
 }  // namespace my_ops
 
+// Calls FN<T, W>(args...) for the rows' element type T (dtype) and the
+// weight's W (weight_dtype); returns its result. Pairs other than
+// my_ops_rms_norm_weight_ok's return cudaErrorInvalidValue.
+#define MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, FN, ...)                            \
+    if (weight_dtype == dtype) {                                                          \
+        switch (dtype) {                                                                  \
+        case MY_OPS_FLOAT32: return FN<float, float>(__VA_ARGS__);                        \
+        case MY_OPS_FLOAT64: return FN<double, double>(__VA_ARGS__);                      \
+        case MY_OPS_FLOAT16: return FN<__half, __half>(__VA_ARGS__);                      \
+        case MY_OPS_BFLOAT16: return FN<__nv_bfloat16, __nv_bfloat16>(__VA_ARGS__);       \
+        }                                                                                 \
+    } else if (weight_dtype == MY_OPS_FLOAT32) {                                          \
+        switch (dtype) {                                                                  \
+        case MY_OPS_FLOAT16: return FN<__half, float>(__VA_ARGS__);                       \
+        case MY_OPS_BFLOAT16: return FN<__nv_bfloat16, float>(__VA_ARGS__);              \
+        default: break;                                                                   \
+        }                                                                                 \
+    }                                                                                     \
+    return int(cudaErrorInvalidValue)
+
 extern "C" {
 
-int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, int64_t rows, int64_t hidden) {
-    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm_backward_partials, rows, hidden);
+int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, my_ops_dtype weight_dtype,
+                                               int64_t rows, int64_t hidden) {
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_backward_partials, rows,
+                             hidden);
 }
 
-int my_ops_rms_norm_cuda(my_ops_dtype dtype, const void *x, int64_t x_stride, const void *weight,
-                         void *y, int64_t rows, int64_t hidden, double eps, void *stream) {
-    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm, x, x_stride, weight, y, rows, hidden, eps,
-                         stream);
+int my_ops_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                         int64_t x_stride, const void *weight, void *y, int64_t rows,
+                         int64_t hidden, double eps, void *stream) {
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm, x, x_stride, weight, y, rows,
+                             hidden, eps, stream);
 }
 
-int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, const void *grad_out,
-                                  int64_t grad_out_stride, const void *x, int64_t x_stride,
-                                  const void *weight, void *grad_x, void *grad_weight,
-                                  void *workspace, int64_t partials, int64_t rows,
-                                  int64_t hidden, double eps, void *stream) {
-    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm_backward, grad_out, grad_out_stride, x, x_stride,
-                         weight, grad_x, grad_weight, workspace, partials, rows, hidden, eps,
-                         stream);
+int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype,
+                                  const void *grad_out, int64_t grad_out_stride, const void *x,
+                                  int64_t x_stride, const void *weight, void *grad_x,
+                                  void *grad_weight, void *workspace, int64_t partials,
+                                  int64_t rows, int64_t hidden, double eps, void *stream) {
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_backward, grad_out,
+                             grad_out_stride, x, x_stride, weight, grad_x, grad_weight, workspace,
+                             partials, rows, hidden, eps, stream);
 }
 
-int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, void *x, int64_t x_stride,
-                                   void *residual, int64_t residual_stride, const void *weight,
-                                   int64_t rows, int64_t hidden, double eps, void *stream) {
-    MY_OPS_CUDA_DISPATCH(dtype, my_ops::fused_add_rms_norm, x, x_stride, residual,
-                         residual_stride, weight, rows, hidden, eps, stream);
+int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, void *x,
+                                   int64_t x_stride, void *residual, int64_t residual_stride,
+                                   const void *weight, int64_t rows, int64_t hidden, double eps,
+                                   void *stream) {
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::fused_add_rms_norm, x, x_stride,
+                             residual, residual_stride, weight, rows, hidden, eps, stream);
 }
 
 }  // extern "C"

@@ -190,25 +190,34 @@ static void test_matmul(my_ops_dtype t) {
     free(a), free(b), free(c), free(want), free(scale);
 }
 
-static void test_rms_norm(my_ops_dtype t) {
+/* "what" for a failure message, naming a weight dtype other than the rows'. */
+static const char *with_weight(const char *what, my_ops_dtype t, my_ops_dtype wt) {
+    static char text[128];
+    if (wt == t) return what;
+    snprintf(text, sizeof text, "%s (weight %s)", what, dtype_name(wt));
+    return text;
+}
+
+/* The RMSNorm family with rows of t and a weight of wt (t, or float32 for 16-bit t). */
+static void test_rms_norm(my_ops_dtype t, my_ops_dtype wt) {
     const int64_t rows = 9, hidden = 203;
     const double eps = 1e-6;
-    void *x = array(t, rows * hidden, -3, 3), *w = array(t, hidden, 0.5, 1.5);
+    void *x = array(t, rows * hidden, -3, 3), *w = array(wt, hidden, 0.5, 1.5);
     void *y = array(t, rows * hidden, 1, 0), *dy = array(t, rows * hidden, -1, 1);
     void *dx = array(t, rows * hidden, 1, 0);
     double *want = malloc(sizeof(double) * rows * hidden);
     double *want_dw = calloc((size_t)hidden, sizeof(double));
     double *scale = malloc(sizeof(double) * rows * hidden);
 
-    expect_ok("rms_norm", my_ops_rms_norm_cpu(t, x, hidden, w, y, rows, hidden, eps));
+    expect_ok("rms_norm", my_ops_rms_norm_cpu(t, wt, x, hidden, w, y, rows, hidden, eps));
     for (int64_t r = 0; r < rows; ++r) {
         double ms = 0, dot = 0;
         for (int64_t j = 0; j < hidden; ++j) ms += get(t, x, r * hidden + j) * get(t, x, r * hidden + j);
         const double rstd = 1 / sqrt(ms / hidden + eps);
         for (int64_t j = 0; j < hidden; ++j) {
             const int64_t i = r * hidden + j;
-            want[i] = get(t, x, i) * rstd * get(t, w, j);
-            dot += get(t, w, j) * get(t, dy, i) * get(t, x, i);
+            want[i] = get(t, x, i) * rstd * get(wt, w, j);
+            dot += get(wt, w, j) * get(t, dy, i) * get(t, x, i);
         }
         for (int64_t j = 0; j < hidden; ++j) {
             const int64_t i = r * hidden + j;
@@ -216,31 +225,31 @@ static void test_rms_norm(my_ops_dtype t) {
         }
         (void)dot;
     }
-    expect_close("rms_norm", t, y, want, NULL, rows * hidden);
+    expect_close(with_weight("rms_norm", t, wt), t, y, want, NULL, rows * hidden);
 
     /* backward: grad_weight accumulates into double, for every dtype */
     void *dw_acc = calloc((size_t)hidden, sizeof(double));
     expect_ok("rms_norm_backward",
-              my_ops_rms_norm_backward_cpu(t, dy, hidden, x, hidden, w, dx, dw_acc, rows, hidden, eps));
+              my_ops_rms_norm_backward_cpu(t, wt, dy, hidden, x, hidden, w, dx, dw_acc, rows, hidden, eps));
     for (int64_t r = 0; r < rows; ++r) {
         double ms = 0, dot = 0, abs_dot = 0;
         for (int64_t j = 0; j < hidden; ++j) {
             const int64_t i = r * hidden + j;
             ms += get(t, x, i) * get(t, x, i);
-            dot += get(t, w, j) * get(t, dy, i) * get(t, x, i);
-            abs_dot += fabs(get(t, w, j) * get(t, dy, i) * get(t, x, i));
+            dot += get(wt, w, j) * get(t, dy, i) * get(t, x, i);
+            abs_dot += fabs(get(wt, w, j) * get(t, dy, i) * get(t, x, i));
         }
         const double rstd = 1 / sqrt(ms / hidden + eps);
         for (int64_t j = 0; j < hidden; ++j) {
             const int64_t i = r * hidden + j;
-            const double term1 = rstd * get(t, w, j) * get(t, dy, i);
+            const double term1 = rstd * get(wt, w, j) * get(t, dy, i);
             const double term2 = get(t, x, i) * rstd * rstd * rstd / hidden * dot;
             want[i] = term1 - term2;
             /* term2's error follows the sum of |w * dy * x|, not its (cancelling) value */
             scale[i] = fabs(term1) + fabs(get(t, x, i)) * rstd * rstd * rstd / hidden * abs_dot;
         }
     }
-    expect_close("rms_norm_backward dx", t, dx, want, scale, rows * hidden);
+    expect_close(with_weight("rms_norm_backward dx", t, wt), t, dx, want, scale, rows * hidden);
     double *got_dw = malloc(sizeof(double) * hidden);
     double *dw_scale = malloc(sizeof(double) * hidden);
     int dw_ok = 1;
@@ -252,7 +261,8 @@ static void test_rms_norm(my_ops_dtype t) {
     }
     ++checks_run;
     if (!dw_ok) {
-        fprintf(stderr, "FAIL rms_norm_backward dweight [%s]\n", dtype_name(t));
+        fprintf(stderr, "FAIL rms_norm_backward dweight [%s, weight %s]\n", dtype_name(t),
+                dtype_name(wt));
         ++checks_failed;
     }
 
@@ -269,14 +279,37 @@ static void test_rms_norm(my_ops_dtype t) {
         for (int64_t j = 0; j < hidden; ++j) ms += want_residual[r * hidden + j] * want_residual[r * hidden + j];
         const double rstd = 1 / sqrt(ms / hidden + eps);
         for (int64_t j = 0; j < hidden; ++j)
-            want[r * hidden + j] = want_residual[r * hidden + j] * rstd * get(t, w, j);
+            want[r * hidden + j] = want_residual[r * hidden + j] * rstd * get(wt, w, j);
     }
-    expect_ok("fused_add_rms_norm", my_ops_fused_add_rms_norm_cpu(t, x, hidden, residual, hidden, w, rows, hidden, eps));
-    expect_close("fused_add_rms_norm residual", t, residual, want_residual, NULL, rows * hidden);
-    expect_close("fused_add_rms_norm x", t, x, want, NULL, rows * hidden);
+    expect_ok("fused_add_rms_norm", my_ops_fused_add_rms_norm_cpu(t, wt, x, hidden, residual, hidden, w, rows, hidden, eps));
+    expect_close(with_weight("fused_add_rms_norm residual", t, wt), t, residual, want_residual, NULL, rows * hidden);
+    expect_close(with_weight("fused_add_rms_norm x", t, wt), t, x, want, NULL, rows * hidden);
 
     free(x), free(w), free(y), free(dy), free(dx), free(want), free(want_dw), free(scale);
     free(dw_acc), free(got_dw), free(dw_scale), free(residual), free(want_residual), free(rounded);
+}
+
+/* Weight dtypes the RMSNorm kernels refuse: narrower than the rows, or wider than float32
+ * (the caller converts those), or another 16-bit type. Nothing is written. */
+static void test_rms_norm_refused_weights(void) {
+    const my_ops_dtype pairs[][2] = {{MY_OPS_FLOAT32, MY_OPS_FLOAT16}, {MY_OPS_FLOAT32, MY_OPS_FLOAT64},
+                                     {MY_OPS_FLOAT64, MY_OPS_FLOAT32}, {MY_OPS_BFLOAT16, MY_OPS_FLOAT16},
+                                     {MY_OPS_FLOAT16, MY_OPS_BFLOAT16}, {MY_OPS_FLOAT16, MY_OPS_FLOAT64}};
+    double x[4] = {1, 2, 3, 4}, w[4] = {1, 1, 1, 1}, y[4] = {0}, acc[4] = {0};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i) {
+        const my_ops_dtype t = pairs[i][0], wt = pairs[i][1];
+        const int statuses[3] = {
+            my_ops_rms_norm_cpu(t, wt, x, 1, w, y, 1, 1, 1e-6),
+            my_ops_rms_norm_backward_cpu(t, wt, x, 1, x, 1, w, y, acc, 1, 1, 1e-6),
+            my_ops_fused_add_rms_norm_cpu(t, wt, x, 1, y, 1, w, 1, 1, 1e-6)};
+        ++checks_run;
+        if (statuses[0] != MY_OPS_BAD_DTYPE || statuses[1] != MY_OPS_BAD_DTYPE ||
+            statuses[2] != MY_OPS_BAD_DTYPE || x[0] != 1 || y[0] != 0 || acc[0] != 0) {
+            fprintf(stderr, "FAIL rms_norm weight %s with %s rows not refused\n", dtype_name(wt),
+                    dtype_name(t));
+            ++checks_failed;
+        }
+    }
 }
 
 static void test_silu_and_mul(my_ops_dtype t) {
@@ -320,8 +353,8 @@ static void test_row_strides(my_ops_dtype t) {
                (size_t)(2 * hidden) * size);
     void *w = array(t, hidden, 0.5, 1.5), *want = array(t, rows * 2 * hidden, 1, 0), *got = array(t, rows * 2 * hidden, 1, 0);
     int same = 1;
-    expect_ok("rms_norm dense", my_ops_rms_norm_cpu(t, dense, 2 * hidden, w, want, rows, hidden, 1e-6));
-    expect_ok("rms_norm strided", my_ops_rms_norm_cpu(t, padded, stride, w, got, rows, hidden, 1e-6));
+    expect_ok("rms_norm dense", my_ops_rms_norm_cpu(t, t, dense, 2 * hidden, w, want, rows, hidden, 1e-6));
+    expect_ok("rms_norm strided", my_ops_rms_norm_cpu(t, t, padded, stride, w, got, rows, hidden, 1e-6));
     same = same && memcmp(want, got, (size_t)(rows * hidden) * size) == 0;
     const my_ops_activation acts[] = {MY_OPS_SILU, MY_OPS_GELU, MY_OPS_GELU_TANH};
     for (int a = 0; a < 3; ++a) {
@@ -384,10 +417,13 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof all_dtypes / sizeof all_dtypes[0]; ++i) {
         test_elementwise(all_dtypes[i]);
         test_matmul(all_dtypes[i]);
-        test_rms_norm(all_dtypes[i]);
+        test_rms_norm(all_dtypes[i], all_dtypes[i]);
         test_silu_and_mul(all_dtypes[i]);
         test_row_strides(all_dtypes[i]);
     }
+    test_rms_norm(MY_OPS_FLOAT16, MY_OPS_FLOAT32);
+    test_rms_norm(MY_OPS_BFLOAT16, MY_OPS_FLOAT32);
+    test_rms_norm_refused_weights();
     if (my_ops_mul_cpu((my_ops_dtype)99, NULL, NULL, NULL, 0) != MY_OPS_BAD_DTYPE) {
         fprintf(stderr, "FAIL unknown dtype not rejected\n");
         ++checks_failed;

@@ -39,8 +39,14 @@ SPECS = [
                     r"expected weight to have shape \[8\] \(the last dimension of x\), but got \[7\]"),
             BadCall("weight int32", lambda d: (t(4, 8, device=d), t(8, dtype=torch.int32, device=d), 1e-6),
                     rf"expected weight to be {FLOAT_OR}, but got torch.int32"),
-            BadCall("mixed dtypes", lambda d: (t(4, 8, dtype=torch.bfloat16, device=d), t(8, device=d), 1e-6),
-                    r"expected weight to have the same dtype as x \(torch.bfloat16\), but got torch.float32"),
+            # a wider weight is accepted (test_mixed_precision_weights.py); a narrower or another 16-bit one is not
+            BadCall("narrower weight", lambda d: (t(4, 8, device=d), t(8, dtype=torch.bfloat16, device=d), 1e-6),
+                    r"expected weight to have the same dtype as x \(torch.float32\) or a wider float dtype "
+                    r"\(torch.float64\), but got torch.bfloat16"),
+            BadCall("other 16-bit weight", lambda d: (t(4, 8, dtype=torch.bfloat16, device=d),
+                                                      t(8, dtype=torch.float16, device=d), 1e-6),
+                    r"expected weight to have the same dtype as x \(torch.bfloat16\) or a wider float dtype "
+                    r"\(torch.float32, torch.float64\), but got torch.float16"),
             BadCall("int64 x", lambda d: (t(2, 8, dtype=torch.int64, device=d), t(8, device=d), 1e-6),
                     rf"expected x to be {FLOAT_OR}, but got torch.int64"),
             BadCall("0-D x", lambda d: (t(device=d), t(1, device=d), 1e-6),
@@ -79,6 +85,10 @@ SPECS = [
                     r"expected residual to have the same shape as x \[4, 8\], but got \[2, 8\]"),
             BadCall("weight length", lambda d: (t(4, 8, device=d), t(4, 8, device=d), t(9, device=d), 1e-6),
                     r"expected weight to have shape \[8\]"),
+            BadCall("float32 weight of float64 x", lambda d: (t(4, 8, dtype=torch.float64, device=d),
+                                                              t(4, 8, dtype=torch.float64, device=d),
+                                                              t(8, device=d), 1e-6),
+                    r"expected weight to have the same dtype as x \(torch.float64\), but got torch.float32$"),
             BadCall("x is residual", lambda d: (lambda x: (x, x, t(8, device=d), 1e-6))(t(4, 8, device=d)),
                     r"x and residual must not share memory"),
             BadCall("x and residual overlap", lambda d: (lambda buf: (buf[:, :8], buf[:, 4:12], t(8, device=d), 1e-6))(
