@@ -5,7 +5,7 @@ The rules themselves are defined once, in C++ beside each op's schema, and
 read from my_ops._C; this module interprets them for meta and fake tensors
 (torch.compile tracing, shape inference) with the same messages the C++
 checks give, and with torch._check (through _torch_compat), so symbolic sizes get runtime asserts
-instead of specialisations. tests/test_rules.py runs every rule through both.
+instead of specialisations. tests/ops/test_rules.py runs every rule through both.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // The C++ interpreter of the op rules (op_rules.h). Its messages are
-// mirrored word for word by python/my_ops/_rules.py; tests/test_rules.py
+// mirrored word for word by python/my_ops/_rules.py; tests/ops/test_rules.py
 // runs every rule through both.
 #include "op_rules.h"
 

@@ -3,7 +3,7 @@
  *
  * Everything here is plain C over raw pointers and sizes. No torch or Python
  * header is included anywhere under src/kernels/, so the kernels can be built
- * and tested by a C compiler alone (tests/c/).
+ * and tested by a C compiler alone (tests/ops/c/).
  *
  * Conventions shared by every kernel:
  *   - Arrays are row-major. The row-wise kernels (rms_norm, fused_add_rms_norm,
