@@ -13,6 +13,7 @@
 // nothing here may throw from inside a parallel_for body (see launch.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -26,9 +27,7 @@
 #include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/tensor.h>
 #include <torch/headeronly/core/ScalarType.h>
-#ifdef MY_OPS_WITH_CUDA
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
-#endif
 #else
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -72,7 +71,25 @@ inline std::vector<int64_t> sizes_of(const Tensor &t) {
 // An uninitialised contiguous tensor of `sizes`, with `like`'s device and the given dtype.
 inline Tensor empty(const std::vector<int64_t> &sizes, ScalarType dtype, const Tensor &like) {
 #ifdef MY_OPS_STABLE_ABI
-    return torch::stable::empty(sizes, dtype, std::nullopt, like.device());
+    // The C shim's empty_strided: torch::stable::empty looks aten::empty up by
+    // name and boxes its arguments through the dispatcher, which costs more
+    // host time than the rest of a small op's call (benchmarks/bench_host.py).
+    std::vector<int64_t> strides(sizes.size());
+    int64_t stride = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+        strides[i] = stride;
+        stride *= std::max<int64_t>(sizes[i], 1);
+    }
+    int32_t device_type = 0, device_index = 0;
+    AtenTensorHandle handle = nullptr;
+    if (aoti_torch_get_device_type(like.get(), &device_type) != AOTI_TORCH_SUCCESS ||
+        aoti_torch_get_device_index(like.get(), &device_index) != AOTI_TORCH_SUCCESS ||
+        aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(),
+                                 torch::stable::detail::to<int32_t>(torch::stable::detail::from(dtype)),
+                                 device_type, device_index, &handle) != AOTI_TORCH_SUCCESS)
+        throw std::runtime_error("my_ops: allocating a tensor of " + std::to_string(stride) +
+                                 " elements failed (out of memory? PyTorch printed the cause above)");
+    return Tensor(handle);
 #else
     return at::empty(sizes, like.options().dtype(dtype));
 #endif
@@ -107,6 +124,8 @@ inline void copy_(Tensor &dst, const Tensor &src) {
 // t as `dtype`: t itself when it has that dtype, else a converted copy.
 inline Tensor to_dtype(const Tensor &t, ScalarType dtype) {
 #ifdef MY_OPS_STABLE_ABI
+    // aten::to returns t itself then, but through the boxed dispatcher
+    if (t.scalar_type() == dtype) return t;
     return torch::stable::to(t, dtype);
 #else
     return t.to(dtype);
