@@ -3,6 +3,7 @@
 // runs every rule through both.
 #include "op_rules.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -108,6 +109,14 @@ std::string dtype_text(api::ScalarType dtype) {
     case S::ComplexDouble: return "torch.complex128";
     case S::Bool: return "torch.bool";
     case S::BFloat16: return "torch.bfloat16";
+    case S::Float8_e5m2: return "torch.float8_e5m2";
+    case S::Float8_e4m3fn: return "torch.float8_e4m3fn";
+    case S::Float8_e5m2fnuz: return "torch.float8_e5m2fnuz";
+    case S::Float8_e4m3fnuz: return "torch.float8_e4m3fnuz";
+    case S::Float8_e8m0fnu: return "torch.float8_e8m0fnu";
+    case S::UInt16: return "torch.uint16";
+    case S::UInt32: return "torch.uint32";
+    case S::UInt64: return "torch.uint64";
     default: return "dtype " + std::to_string(static_cast<int>(dtype));
     }
 }
@@ -244,19 +253,22 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
         const api::Tensor *ref = c.ref_index >= 0 ? args.begin()[c.ref_index].tensor : nullptr;
         const std::string &r = c.ref;
         if (c.key == "like" || c.key == "like_or_wider") {
-            const auto wider = c.key == "like" ? std::vector<api::ScalarType>{}
-                                               : wider_floats(ref->scalar_type());
-            bool ok = t.scalar_type() == ref->scalar_type();
-            std::string also;
-            for (const auto dtype : wider) {
-                ok = ok || t.scalar_type() == dtype;
-                also += (also.empty() ? " or a wider float dtype (" : ", ") + dtype_text(dtype);
+            // messages are built only on failure: check() runs on every call
+            const auto dtype = t.scalar_type(), ref_dtype = ref->scalar_type();
+            if (dtype != ref_dtype) {
+                const auto wider = c.key == "like" ? std::vector<api::ScalarType>{}
+                                                   : wider_floats(ref_dtype);
+                bool ok = false;
+                std::string also;
+                for (const auto w : wider) {
+                    ok = ok || dtype == w;
+                    also += (also.empty() ? " or a wider float dtype (" : ", ") + dtype_text(w);
+                }
+                if (!also.empty()) also += ")";
+                if (!ok)
+                    fail("expected " + n + " to have the same dtype as " + r + " (" +
+                         dtype_text(ref_dtype) + ")" + also + ", but got " + dtype_text(dtype));
             }
-            if (!also.empty()) also += ")";
-            if (!ok)
-                fail("expected " + n + " to have the same dtype as " + r + " (" +
-                     dtype_text(ref->scalar_type()) + ")" + also + ", but got " +
-                     dtype_text(t.scalar_type()));
             if (!(t.device() == ref->device()))
                 fail("expected " + n + " to be on the same device as " + r + " (" +
                      device_text(*ref) + "), but got " + device_text(t));
@@ -271,18 +283,20 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
                      std::to_string(t.dim()) + "-D shape " + shape_text(t));
         } else if (c.key == "shape") {
             std::vector<int64_t> want = api::sizes_of(*ref);
-            std::string why;
             if (c.fn == "last") {
                 want = {ref->dim() > 0 ? ref->size(-1) : 1};
-                why = " (the last dimension of " + r + ")";
             } else if (c.fn == "half") {
                 if (!want.empty()) want.back() /= 2;
-                why = " (" + r + " with its last dimension halved)";
             }
-            if (api::sizes_of(t) != want)
+            const auto sizes = t.sizes();
+            if (!std::equal(sizes.begin(), sizes.end(), want.begin(), want.end())) {
+                const std::string why = c.fn == "last"   ? " (the last dimension of " + r + ")"
+                                        : c.fn == "half" ? " (" + r + " with its last dimension halved)"
+                                                         : std::string();
                 fail("expected " + n + " to have " +
                      (c.fn.empty() ? "the same shape as " + r + " " : std::string("shape ")) +
                      shape_text_of(want) + why + ", but got " + shape_text(t));
+            }
         } else if (c.key == "even") {
             if (t.dim() > 0 && t.size(-1) % 2 != 0)
                 fail("expected the last dimension of " + n + " to be even, but got " +
