@@ -77,6 +77,15 @@ def test_bad_call_refused_untouched(spec, bad, device):
             assert torch.equal(a.detach(), b), "written before refusing"
 
 
+@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.float8_e5m2, torch.uint16, torch.uint32])
+def test_newer_dtypes_named(dtype):
+    """The kernels name every dtype the stable ABI passes them, as the fake kernels do."""
+    x = torch.empty(4, 8, dtype=dtype)
+    message = _error(lambda: torch.ops.my_ops.silu_and_mul(x))
+    assert message.endswith(f"but got {dtype}"), message
+    assert _error(lambda: torch.ops.my_ops.silu_and_mul(torch.empty(4, 8, dtype=dtype, device="meta"))) == message
+
+
 def test_compile_fails_at_trace_time_with_the_kernels_message():
     torch._dynamo.reset()
     fn = torch.compile(lambda x, w: my_ops.rms_norm(x, w), fullgraph=True, backend="aot_eager")
