@@ -36,6 +36,38 @@ after_autograd_keyset = _private(torch._C, "_after_autograd_keyset")
 # mutating ops check and bump version counters instead of a kernel there.
 after_ad_inplace_or_view_keyset = _private(torch._C, "_after_ADInplaceOrView_keyset")
 
+# call_below_autograd(op, args): op(*args) past the Autograd keys of CPU,
+# CUDA and meta tensors, by switching that key off in the thread's dispatch
+# state and back: a third of the guard's host time
+# (benchmarks/tuning/host_path.py). A subset of what the guard excludes: a
+# tensor with another autograd key (sparse, nested) still reaches the op's
+# Autograd kernel, which passes it on. Dynamo cannot trace the switch: code
+# it traces takes call_below_autograd_traced, the guard.
+if below_autograd is not None:
+    def call_below_autograd_traced(op, args):
+        with below_autograd():
+            return op(*args)
+else:
+    # missing: ops.py registers its formulas through register_autograd, whose
+    # Autograd kernel passes calls that record nothing on
+    def call_below_autograd_traced(op, args):
+        return op(*args)
+
+_set_excluded = _private(torch._C, "_dispatch_tls_set_dispatch_key_excluded")
+_is_excluded = _private(torch._C, "_dispatch_tls_is_dispatch_key_excluded")
+_AUTOGRAD_KEY = getattr(getattr(torch._C, "DispatchKey", None), "AutogradFunctionality", None)
+if _set_excluded is not None and _is_excluded is not None and _AUTOGRAD_KEY is not None:
+    def call_below_autograd(op, args):
+        if _is_excluded(_AUTOGRAD_KEY):  # already below autograd (nested calls)
+            return op(*args)
+        _set_excluded(_AUTOGRAD_KEY, True)
+        try:
+            return op(*args)
+        finally:
+            _set_excluded(_AUTOGRAD_KEY, False)
+else:
+    call_below_autograd = call_below_autograd_traced
+
 _transforms_active = _private(torch._C, "_are_functorch_transforms_active")
 knows_transforms = _transforms_active is not None
 # missing: assume a torch.func transform may be active, so calls apply the

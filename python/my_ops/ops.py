@@ -56,6 +56,9 @@ _has_tangent = _compat.has_tangent
 _AUTOGRAD_KERNEL = _BelowAutograd is not None and _after_autograd is not None and _compat.knows_transforms
 # Without it, the mutating ops' checks run in their Python API, not in a kernel.
 _after_inplace = _compat.after_ad_inplace_or_view_keyset
+_below_autograd = _compat.call_below_autograd
+_below_autograd_traced = _compat.call_below_autograd_traced
+_grad_enabled = torch.is_grad_enabled
 _is_compiling = torch.compiler.is_compiling
 _inference_mode = torch.is_inference_mode_enabled
 _FUNCTIONS: dict = {}  # op -> its torch.autograd.Function (_autograd)
@@ -93,14 +96,15 @@ def _call(op, tensors, *args):
     # inference_mode already dispatches past autograd; dynamo folds is_compiling() first
     if _is_compiling() or _inference_mode():
         return op(*args)
-    _refuse_forward_ad(op, tensors)
+    if _has_tangent(tensors):
+        raise _forward_ad_error(op)
     if _transforms_active():
         # torch.func (grad, vjp, jacrev, vmap) takes an autograd.Function
         # from here, outside the dispatcher, and runs it level by level
         return _FUNCTIONS[op].apply(*args)
-    if not _plain_eager(tensors):
-        return op(*args)
-    if torch.is_grad_enabled():
+    if _grad_enabled():
+        if not _plain_eager(tensors):
+            return op(*args)
         for t in tensors:
             if t.requires_grad:
                 # In a backward formula, the tensors may be wrappers of a
@@ -110,13 +114,17 @@ def _call(op, tensors, *args):
                 if getattr(_state, "in_formula", False):
                     return _FUNCTIONS[op].apply(*args)
                 return _RECORD[op](*args)
-    if _BelowAutograd is None:
-        return op(*args)  # the Autograd kernel finds nothing to record and passes the call on
-    with _BelowAutograd():
-        return op(*args)
+    # Nothing to record. Subclasses and dispatch modes (FakeTensorMode) sit
+    # below autograd or are handled before it (__torch_function__), so they
+    # take this road too.
+    return _below_autograd(op, args)
 
 
-def _autograd(name: str, backward, setup_context=None) -> None:
+def _no_context(ctx, inputs, output) -> None:
+    pass
+
+
+def _autograd(name: str, backward, setup_context=_no_context) -> None:
     """The autograd formulas of my_ops::<name> as a torch.autograd.Function,
     and the op's Autograd kernel (for calls through torch.ops), which
     records that Function: what register_autograd would register, plus a
@@ -130,20 +138,17 @@ def _autograd(name: str, backward, setup_context=None) -> None:
 
     # setup_context apart from forward and a vmap rule: what torch.func needs
     # (register_autograd's own Function lacks them: pytorch#168393).
+    save = setup_context  # (the class body below cannot see a name it assigns)
+
     class Function(torch.autograd.Function):
         generate_vmap_rule = True
 
         @staticmethod
         def forward(*args):
-            if _BelowAutograd is None:
-                return op(*args)  # grad mode is off in here: the Autograd kernel passes it on
-            with _BelowAutograd():
-                return op(*args)
+            # grad mode is off in here
+            return (_below_autograd_traced if _is_compiling() else _below_autograd)(op, args)
 
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            if setup_context is not None:
-                setup_context(ctx, inputs, output)
+        setup_context = staticmethod(save)
 
         @staticmethod
         def backward(ctx, *grads):
@@ -309,6 +314,8 @@ def _float(name: str, argument: str, value, also: str = ""):
 def _eps(name: str, x: Tensor, eps):
     """eps, or for None the machine epsilon of the dtype the statistics are
     computed in (float32; float64 for float64), as torch.nn.functional.rms_norm."""
+    if type(eps) is float:
+        return eps
     if eps is None:
         return torch.finfo(_accumulator(x.dtype)).eps
     return _float(name, "eps", eps, " (or None for the machine epsilon)")

@@ -78,6 +78,10 @@ CASES = {
         "delattr(torch._C, '_after_ADInplaceOrView_keyset')",
         "compat.after_ad_inplace_or_view_keyset is None and ops._MUTATE[torch.ops.my_ops.add_out.default] "
         "is not torch.ops.my_ops.add_out.default", _MUTATING_OPS_AS_PYTHON_API),
+    "_dispatch_tls_set_dispatch_key_excluded": (  # hidden, not deleted: torch may use it
+        None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
+    "_dispatch_tls_is_dispatch_key_excluded": (  # torch._ops uses it
+        None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
     "_are_functorch_transforms_active": (  # torch.autograd.Function.apply uses it
         None, "compat.transforms_active() is True and not ops._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
     "_any_requires_grad": (
