@@ -1,10 +1,11 @@
 """Host time per call: what one call costs the CPU (dispatch, Python, autograd
 bookkeeping) on a tensor small enough that the device work is negligible, as
-in an eager decode step. CALLS calls back to back, one synchronisation at the
-end, median of REPEATS runs; under torch.no_grad(), with grad enabled (the
-weight, or for silu_and_mul the input, requires grad, as in training), and
-under torch.inference_mode(). fused_add_rms_norm mutates its inputs, so it
-runs with no input requiring grad in every mode.
+in an eager decode step. Calls back to back with one synchronisation at the
+end of each run; an op's providers take turns run by run (interleaved_us),
+median of ROUNDS runs; under torch.no_grad(), with grad enabled (the weight,
+or for silu_and_mul the input, requires grad, as in training), and under
+torch.inference_mode(). fused_add_rms_norm mutates its inputs, so it runs
+with no input requiring grad in every mode.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from common import Row, dtype_name
 
 CALLS = 3000
 REPEATS = 5
+ROUNDS = 15
 SHAPE = (1, 4096)
 MODES = {"no_grad": torch.no_grad, "grad": contextlib.nullcontext, "inference_mode": torch.inference_mode}
 BASELINES = {(family, f"host/{mode}"): baseline for mode in MODES
@@ -74,15 +76,38 @@ def _cases(device: torch.device, dtype: torch.dtype, mode: str) -> dict:
     }
 
 
+def interleaved_us(calls: dict, device: torch.device, rounds: int = ROUNDS, per_round: int = CALLS // 3) -> dict:
+    """Median time per call of each of `calls` (name -> function), timed in
+    turns: each round runs every function's `per_round` calls once, so a drift
+    of the machine (host timings here vary by 20-50% between runs) reaches all
+    of them alike and the ratios hold."""
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    for call in calls.values():
+        for _ in range(200):
+            call()
+    sync()
+    times = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            for _ in range(per_round):
+                call()
+            sync()
+            times[name].append((time.perf_counter() - start) * 1e6 / per_round)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def run(device: torch.device, quick: bool) -> list[Row]:
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     rows = []
     for mode, context in MODES.items():
         with context():
             for family, providers in _cases(device, dtype, mode).items():
-                for provider, call in providers.items():
-                    us = per_call_us(call, device)
+                for provider, us in interleaved_us(providers, device).items():
                     rows.append(Row(str(device), family, f"host/{mode}", dtype_name(dtype),
                                     "x".join(map(str, SHAPE)), provider, us, math.nan,
-                                    timing=f"perf_counter over {CALLS} calls"))
+                                    timing=f"perf_counter, {ROUNDS} rounds of {CALLS // 3} calls in turns"))
     return rows

@@ -60,10 +60,19 @@ def main() -> None:
         "op(x, w, eps) through its Autograd kernel": lambda: op(x, w, 1e-6),
         "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(x, w, 1e-6),
         "F.rms_norm(x, (4096,), w, eps)": lambda: F.rms_norm(x, (4096,), w, 1e-6),
+        "torch.empty_like(x)": lambda: torch.empty_like(x),
+        "x * x (an ATen op)": lambda: x * x,
+        "my_ops.silu_and_mul(x)": lambda: my_ops.silu_and_mul(x),
     }
     print(f"torch {torch.__version__} on {device}; microseconds per call under torch.no_grad()")
     with torch.no_grad():
         for name, fn in pieces.items():
+            print(f"{per_call_us(fn, torch.device(device)):8.2f}  {name}")
+    print("microseconds per call under torch.inference_mode() (tensors made outside it)")
+    with torch.inference_mode():
+        for name, fn in {"op(x, w, eps)": lambda: op(x, w, 1e-6),
+                         "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(x, w, 1e-6),
+                         "F.rms_norm(x, (4096,), w, eps)": lambda: F.rms_norm(x, (4096,), w, 1e-6)}.items():
             print(f"{per_call_us(fn, torch.device(device)):8.2f}  {name}")
     # grad mode, x requires grad: the forward call and its graph node (no backward)
     xg = x.clone().requires_grad_()
