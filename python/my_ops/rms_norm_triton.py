@@ -26,6 +26,7 @@ import triton.language as tl
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
+from . import _runtime
 from . import _torch_compat as compat
 from . import ops
 
@@ -107,7 +108,7 @@ def _refuse_dual(op, *tensors: Tensor) -> None:
     through torch.ops, where torch's custom-op autograd would drop its
     tangent) is refused. The tangent is still visible below autograd."""
     if not torch.compiler.is_compiling():
-        ops._refuse_forward_ad(op, tensors)
+        _runtime._refuse_forward_ad(op, tensors)
 
 
 def _eps_argument(eps: float, x: Tensor):
@@ -245,7 +246,7 @@ def _function(op, setup, formula) -> type[torch.autograd.Function]:
 
         @staticmethod
         def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd, hessian): no formula
-            raise ops._forward_ad_error(op)
+            raise _runtime._forward_ad_error(op)
 
     return Function
 
