@@ -3,8 +3,8 @@ takes (_call), each op's autograd formulas as an autograd.Function and its
 Autograd kernel (_autograd), autograd for the fused backward ops
 (_differentiable_backward), and the argument helpers the op families share.
 The kernels themselves are registered from C++ (libmy_ops, loaded by
-my_ops._C); ops.py builds the ops on this. The mutating ops' handling is in
-_mutating.py.
+my_ops._C); each op family's module (my_ops/families/<family>.py) builds its
+ops on this. The mutating ops' handling is in _mutating.py.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from torch.library import triton_op, wrap_triton
 
 from . import _runtime
 from . import _torch_compat as compat
-from . import ops
+from .families.rms_norm import _eps, _rms_norm_backward_math
 
 __all__ = ["triton_rms_norm"]
 
@@ -220,8 +220,8 @@ def _setup_double(ctx, inputs, output) -> None:
 
 
 def _double_backward(ctx, grad_grad_x: Tensor, grad_grad_weight: Tensor):
-    """Second and higher orders: the vjp of the same backward in torch ops (ops.py's, as my_ops.rms_norm)."""
-    outputs, vjp = torch.func.vjp(lambda *t: ops._rms_norm_backward_math(*t, ctx.eps), *ctx.saved_tensors)
+    """Second and higher orders: the vjp of the same backward in torch ops, as my_ops.rms_norm's."""
+    outputs, vjp = torch.func.vjp(lambda *t: _rms_norm_backward_math(*t, ctx.eps), *ctx.saved_tensors)
     grads = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, (grad_grad_x, grad_grad_weight)))
     return (*vjp(grads), None)
 
@@ -271,4 +271,4 @@ def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tens
     dtype's machine epsilon. Differentiable in x and weight (higher orders
     through torch ops); forward-mode AD is refused, as in my_ops.rms_norm.
     """
-    return _apply(_FORWARD, torch.ops.my_ops.triton_rms_norm.default, x, weight, ops._eps("triton_rms_norm", x, eps))
+    return _apply(_FORWARD, torch.ops.my_ops.triton_rms_norm.default, x, weight, _eps("triton_rms_norm", x, eps))

@@ -168,8 +168,8 @@ def _private_uses(source: str):
 
 
 def test_private_torch_api_only_in_compat_module():
-    offenders = [f"{path.name}:{line}: {text}"
-                 for path in sorted(PACKAGE.glob("*.py")) if path.name != "_torch_compat.py"
+    offenders = [f"{path.relative_to(PACKAGE)}:{line}: {text}"
+                 for path in sorted(PACKAGE.rglob("*.py")) if path.name != "_torch_compat.py"
                  for line, text in _private_uses(path.read_text())]
     assert not offenders, "private torch API outside _torch_compat.py:\n" + "\n".join(offenders)
 
