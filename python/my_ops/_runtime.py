@@ -191,11 +191,10 @@ for _name in _rules.RULES:
         _lib.impl(_name, _rules.reject(_name), _key)
 
 
-def _differentiable_backward(name: str, math, tensor_args: int) -> None:
-    """Autograd for a fused backward op, for second and higher order
-    gradients: the gradient of `math` (the same backward, written in
-    differentiable torch ops). First-order backward never comes here: it runs
-    the fused op alone."""
+def _vjp_formula(math, tensor_args: int):
+    """(setup_context, backward) of a fused backward op, for second and higher
+    order gradients: the gradient of `math` (the same backward, written in
+    differentiable torch ops; its first tensor_args arguments are tensors)."""
 
     def setup_context(ctx, inputs, output) -> None:
         ctx.save_for_backward(*inputs[:tensor_args])
@@ -213,6 +212,13 @@ def _differentiable_backward(name: str, math, tensor_args: int) -> None:
         result = vjp(cotangents if len(cotangents) > 1 else cotangents[0])
         return (*result, *([None] * len(extra)))
 
+    return setup_context, backward
+
+
+def _differentiable_backward(name: str, math, tensor_args: int) -> None:
+    """Autograd for the fused backward op <name> (_vjp_formula's). First-order
+    backward never comes here: it runs the fused op alone."""
+    setup_context, backward = _vjp_formula(math, tensor_args)
     _autograd(name, backward, setup_context=setup_context)
 
 

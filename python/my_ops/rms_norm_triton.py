@@ -28,7 +28,7 @@ from torch.library import triton_op, wrap_triton
 
 from . import _runtime
 from . import _torch_compat as compat
-from .families.rms_norm import _eps, _rms_norm_backward_math
+from .families.rms_norm import _eps, _rms_norm_backward_math, _rms_norm_setup
 
 __all__ = ["triton_rms_norm"]
 
@@ -200,12 +200,6 @@ def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[
     return grad_x, partial.sum(0).to(weight.dtype)
 
 
-def _setup_context(ctx, inputs, output) -> None:
-    x, weight, eps = inputs
-    ctx.save_for_backward(x, weight)
-    ctx.eps = eps
-
-
 def _autograd_backward(ctx, grad: Tensor):
     x, weight = ctx.saved_tensors
     grad_x, grad_weight = _apply(_BACKWARD, torch.ops.my_ops.triton_rms_norm_backward.default, grad, x, weight,
@@ -214,19 +208,9 @@ def _autograd_backward(ctx, grad: Tensor):
             grad_weight if ctx.needs_input_grad[1] else None, None)
 
 
-def _setup_double(ctx, inputs, output) -> None:
-    ctx.save_for_backward(*inputs[:3])
-    ctx.eps = inputs[3]
-
-
-def _double_backward(ctx, grad_grad_x: Tensor, grad_grad_weight: Tensor):
-    """Second and higher orders: the vjp of the same backward in torch ops, as my_ops.rms_norm's."""
-    outputs, vjp = torch.func.vjp(lambda *t: _rms_norm_backward_math(*t, ctx.eps), *ctx.saved_tensors)
-    grads = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, (grad_grad_x, grad_grad_weight)))
-    return (*vjp(grads), None)
-
-
-torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_setup_context)
+# Second and higher orders: the vjp of the same backward in torch ops, as my_ops.rms_norm's.
+_setup_double, _double_backward = _runtime._vjp_formula(_rms_norm_backward_math, tensor_args=3)
+torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_rms_norm_setup)
 torch.library.register_autograd("my_ops::triton_rms_norm_backward", _double_backward, setup_context=_setup_double)
 
 
@@ -251,7 +235,7 @@ def _function(op, setup, formula) -> type[torch.autograd.Function]:
     return Function
 
 
-_FORWARD = _function(torch.ops.my_ops.triton_rms_norm.default, _setup_context, _autograd_backward)
+_FORWARD = _function(torch.ops.my_ops.triton_rms_norm.default, _rms_norm_setup, _autograd_backward)
 _BACKWARD = _function(torch.ops.my_ops.triton_rms_norm_backward.default, _setup_double, _double_backward)
 
 
