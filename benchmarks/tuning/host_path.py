@@ -1,5 +1,5 @@
 """Where the host time of one small eager call goes: each piece of
-my_ops.ops._call timed on its own ([1, 4096] tensors, median of runs of
+my_ops._runtime._call timed on its own ([1, 4096] tensors, median of runs of
 20000 calls; no synchronisation: host time only).
 
   python benchmarks/tuning/host_path.py [--device cuda|cpu]
@@ -16,7 +16,7 @@ import torch.autograd.forward_ad as forward_ad
 import torch.nn.functional as F
 
 import my_ops
-from my_ops import ops
+from my_ops import _runtime as runtime
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/
@@ -52,10 +52,10 @@ def main() -> None:
         "forward_ad._current_level": lambda: forward_ad._current_level,
         "_len_torch_dispatch_stack()": torch._C._len_torch_dispatch_stack,
         "_are_functorch_transforms_active()": torch._C._are_functorch_transforms_active,
-        "type(x) in (Tensor, Parameter)": lambda: type(x) in ops._PLAIN,
+        "type(x) in (Tensor, Parameter)": lambda: type(x) in runtime._PLAIN,
         "with _AutoDispatchBelowAutograd(): pass": guard_only,
-        "ops._refuse_forward_ad(op, (x, w))": lambda: ops._refuse_forward_ad(op, (x, w)),
-        "ops._plain_eager((x, w))": lambda: ops._plain_eager((x, w)),
+        "_refuse_forward_ad(op, (x, w))": lambda: runtime._refuse_forward_ad(op, (x, w)),
+        "_plain_eager((x, w))": lambda: runtime._plain_eager((x, w)),
         "op(x, w, eps) below autograd": guarded,
         "op(x, w, eps) through its Autograd kernel": lambda: op(x, w, 1e-6),
         "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(x, w, 1e-6),

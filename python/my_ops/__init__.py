@@ -50,11 +50,15 @@ if _torch_problem is None:
         from . import _C  # noqa: F401  (registers the ops with the dispatcher)
     else:
         _libraries.load_extension(library, __name__)
-    from . import modules, ops, reference  # noqa: F401
-    from .modules import *  # noqa: F403  (the public names: each module's __all__)
-    from .ops import *  # noqa: F403
+    from . import families, modules, reference  # noqa: F401
+    # The public names: each op family's __all__ (my_ops/families/<family>.py),
+    # one line per family, written out so that IDEs and type checkers see them.
+    from .families.act_and_mul import *  # noqa: F403
+    from .families.elementwise import *  # noqa: F403
+    from .families.matmul import *  # noqa: F403
+    from .families.rms_norm import *  # noqa: F403
 
-    __all__ = ["build_info", "library", "reference", "HAVE_TRITON", *ops.__all__, *modules.__all__]
+    __all__ = ["build_info", "library", "reference", "HAVE_TRITON", *families.public()]
 else:
     __all__ = ["build_info", "library"]
 

@@ -1,10 +1,10 @@
 """The one place where my_ops uses private PyTorch API.
 
-The Python runtime (ops.py, _rules.py) takes shorter or more exact roads
-through a few private torch names (torch._C._*, underscore attributes). Each
-is looked up here, once, at import; where a torch release lacks one, what
-this module exports falls back to public behaviour that gives the same
-results, slower where it must. Nothing else in the package may use a private
+The Python runtime (_runtime.py, _mutating.py, _rules.py) takes shorter or
+more exact roads through a few private torch names (torch._C._*, underscore
+attributes). Each is looked up here, once, at import; where a torch release
+lacks one, what this module exports falls back to public behaviour that gives
+the same results, slower where it must. Nothing else in the package may use a private
 torch name: tests/packaging/test_torch_compat.py checks that, and runs the ops with each
 name missing.
 """
@@ -27,7 +27,7 @@ def _private(owner, name: str):
 
 
 # Context manager: calls inside it skip the Autograd keys; the keyset of the
-# dispatch keys after Autograd (redispatch past it). ops.py writes its own
+# dispatch keys after Autograd (redispatch past it). _runtime.py writes its own
 # Autograd kernel only with these two and knows_transforms; without one, it
 # registers its formulas through torch.library.register_autograd.
 below_autograd = _private(torch._C, "_AutoDispatchBelowAutograd")

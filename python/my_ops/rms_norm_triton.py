@@ -1,4 +1,5 @@
-"""RMSNorm as Triton kernels: my_ops::triton_rms_norm and its backward.
+"""RMSNorm as Triton kernels: my_ops::triton_rms_norm and its backward (the
+kernels themselves are in _rms_norm_triton_kernels.py).
 
 The third way of the same op (beside the float64 torch reference and the
 CUDA C op my_ops.rms_norm), registered with torch.library.triton_op so
@@ -22,79 +23,20 @@ import os
 
 import torch
 import triton
-import triton.language as tl
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
+from . import _runtime
 from . import _torch_compat as compat
-from . import ops
+from ._rms_norm_triton_kernels import MAX_HIDDEN, _backward_kernel, _forward_kernel, _layout
+from .families.rms_norm import _eps, _rms_norm_backward_math, _rms_norm_setup
 
 __all__ = ["triton_rms_norm"]
 
-MAX_HIDDEN = 65536  # a row's elements, held in registers by one program
 _DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 # Triton's interpreter (TRITON_INTERPRET=1, read when the kernels are defined)
 # runs them on CPU tensors, called directly: wrap_triton takes compiled kernels only.
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-
-
-@triton.jit
-def _forward_kernel(x_ptr, w_ptr, y_ptr, rows, cols, eps,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FP64: tl.constexpr):
-    """BLOCK_M rows of BLOCK_N columns per program, one pass: y = x * rstd * w."""
-    row = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]
-    col = tl.arange(0, BLOCK_N)[None, :]
-    mask = (row < rows) & (col < cols)
-    acc = tl.float64 if FP64 else tl.float32
-    if FP64:  # eps comes as a float64 tensor: Triton takes a Python float as float32
-        eps = tl.load(eps)
-    x = tl.load(x_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
-    w = tl.load(w_ptr + col, mask=col < cols, other=0.0).to(acc)
-    rstd = (1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)).to(acc)  # (eps may come as float64)
-    y = x * rstd[:, None] * w
-    tl.store(y_ptr + row * cols + col, y.to(y_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def _backward_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, dw_ptr, rows, cols, eps, rows_per_program,
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FP64: tl.constexpr):
-    """grad_x of rows_per_program rows, BLOCK_M at a time; this program's
-    partial weight gradient (sum over its rows of dy * xhat) into row
-    program_id of dw_ptr, a [programs, cols] buffer in the math dtype."""
-    pid = tl.program_id(0)
-    col = tl.arange(0, BLOCK_N)[None, :]
-    acc = tl.float64 if FP64 else tl.float32
-    if FP64:  # eps comes as a float64 tensor: Triton takes a Python float as float32
-        eps = tl.load(eps)
-    w = tl.load(w_ptr + col, mask=col < cols, other=0.0).to(acc)
-    dw = tl.zeros([BLOCK_M, BLOCK_N], dtype=acc)
-    start = pid.to(tl.int64) * rows_per_program
-    end = tl.minimum(start + rows_per_program, rows)
-    first = start
-    while first < end:  # not range(start, end): Triton's interpreter fails on that with numpy 2.4
-        row = first + tl.arange(0, BLOCK_M)[:, None]
-        mask = (row < end) & (col < cols)
-        x = tl.load(x_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
-        dy = tl.load(dy_ptr + row * cols + col, mask=mask, other=0.0).to(acc)
-        # eps in the math dtype: torch.compile passes Python floats as float64 scalars
-        rstd = (1.0 / tl.sqrt(tl.sum(x * x, axis=1) / cols + eps)).to(acc)
-        xhat = x * rstd[:, None]
-        g = dy * w
-        dx = rstd[:, None] * (g - xhat * (tl.sum(g * xhat, axis=1) / cols)[:, None])
-        tl.store(dx_ptr + row * cols + col, dx.to(dx_ptr.dtype.element_ty), mask=mask)
-        dw += dy * xhat
-        first += BLOCK_M
-    tl.store(dw_ptr + pid.to(tl.int64) * cols + col, tl.sum(dw, axis=0)[None, :], mask=col < cols)
-
-
-def _layout(cols: int) -> tuple[int, int, int]:
-    """(BLOCK_M, BLOCK_N, num_warps): a whole row per program, several
-    narrow rows per program (about 2048 elements), warps as Liger picks them."""
-    block_n = triton.next_power_of_2(cols)
-    block_m = max(1, min(64, 2048 // block_n))
-    size = block_m * block_n
-    warps = 32 if size >= 32768 else 16 if size >= 8192 else 8 if size >= 2048 else 4
-    return block_m, block_n, warps
 
 
 @functools.cache
@@ -107,7 +49,7 @@ def _refuse_dual(op, *tensors: Tensor) -> None:
     through torch.ops, where torch's custom-op autograd would drop its
     tangent) is refused. The tangent is still visible below autograd."""
     if not torch.compiler.is_compiling():
-        ops._refuse_forward_ad(op, tensors)
+        _runtime._refuse_forward_ad(op, tensors)
 
 
 def _eps_argument(eps: float, x: Tensor):
@@ -199,12 +141,6 @@ def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[
     return grad_x, partial.sum(0).to(weight.dtype)
 
 
-def _setup_context(ctx, inputs, output) -> None:
-    x, weight, eps = inputs
-    ctx.save_for_backward(x, weight)
-    ctx.eps = eps
-
-
 def _autograd_backward(ctx, grad: Tensor):
     x, weight = ctx.saved_tensors
     grad_x, grad_weight = _apply(_BACKWARD, torch.ops.my_ops.triton_rms_norm_backward.default, grad, x, weight,
@@ -213,19 +149,9 @@ def _autograd_backward(ctx, grad: Tensor):
             grad_weight if ctx.needs_input_grad[1] else None, None)
 
 
-def _setup_double(ctx, inputs, output) -> None:
-    ctx.save_for_backward(*inputs[:3])
-    ctx.eps = inputs[3]
-
-
-def _double_backward(ctx, grad_grad_x: Tensor, grad_grad_weight: Tensor):
-    """Second and higher orders: the vjp of the same backward in torch ops (ops.py's, as my_ops.rms_norm)."""
-    outputs, vjp = torch.func.vjp(lambda *t: ops._rms_norm_backward_math(*t, ctx.eps), *ctx.saved_tensors)
-    grads = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, (grad_grad_x, grad_grad_weight)))
-    return (*vjp(grads), None)
-
-
-torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_setup_context)
+# Second and higher orders: the vjp of the same backward in torch ops, as my_ops.rms_norm's.
+_setup_double, _double_backward = _runtime._vjp_formula(_rms_norm_backward_math, tensor_args=3)
+torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_rms_norm_setup)
 torch.library.register_autograd("my_ops::triton_rms_norm_backward", _double_backward, setup_context=_setup_double)
 
 
@@ -245,12 +171,12 @@ def _function(op, setup, formula) -> type[torch.autograd.Function]:
 
         @staticmethod
         def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd, hessian): no formula
-            raise ops._forward_ad_error(op)
+            raise _runtime._forward_ad_error(op)
 
     return Function
 
 
-_FORWARD = _function(torch.ops.my_ops.triton_rms_norm.default, _setup_context, _autograd_backward)
+_FORWARD = _function(torch.ops.my_ops.triton_rms_norm.default, _rms_norm_setup, _autograd_backward)
 _BACKWARD = _function(torch.ops.my_ops.triton_rms_norm_backward.default, _setup_double, _double_backward)
 
 
@@ -270,4 +196,4 @@ def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tens
     dtype's machine epsilon. Differentiable in x and weight (higher orders
     through torch ops); forward-mode AD is refused, as in my_ops.rms_norm.
     """
-    return _apply(_FORWARD, torch.ops.my_ops.triton_rms_norm.default, x, weight, ops._eps("triton_rms_norm", x, eps))
+    return _apply(_FORWARD, torch.ops.my_ops.triton_rms_norm.default, x, weight, _eps("triton_rms_norm", x, eps))

@@ -1,4 +1,4 @@
-"""The Python API's call path (ops._call): a call that autograd has nothing
+"""The Python API's call path (my_ops._runtime._call): a call that autograd has nothing
 to record for skips the op's Autograd kernel; a call with gradients records
 the op's autograd.Function; torch.func transforms run that Function level by
 level; forward-mode AD is refused, also past the Python API; every other call

@@ -71,19 +71,19 @@ _MUTATING_OPS_AS_PYTHON_API = (
 # MY_OPS_COMPAT_HIDE; what must hold in my_ops once it is missing; -k filter)
 CASES = {
     "_AutoDispatchBelowAutograd": (  # torch's register_autograd and higher-order ops use it
-        None, "compat.below_autograd is None and not ops._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
+        None, "compat.below_autograd is None and not runtime._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
     "_after_autograd_keyset": (  # torch's register_autograd uses it
-        None, "compat.after_autograd_keyset is None and not ops._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
+        None, "compat.after_autograd_keyset is None and not runtime._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
     "_after_ADInplaceOrView_keyset": (
         "delattr(torch._C, '_after_ADInplaceOrView_keyset')",
-        "compat.after_ad_inplace_or_view_keyset is None and ops._MUTATE[torch.ops.my_ops.add_out.default] "
+        "compat.after_ad_inplace_or_view_keyset is None and mutating._MUTATE[torch.ops.my_ops.add_out.default] "
         "is not torch.ops.my_ops.add_out.default", _MUTATING_OPS_AS_PYTHON_API),
     "_dispatch_tls_set_dispatch_key_excluded": (  # hidden, not deleted: torch may use it
         None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
     "_dispatch_tls_is_dispatch_key_excluded": (  # torch._ops uses it
         None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
     "_are_functorch_transforms_active": (  # torch.autograd.Function.apply uses it
-        None, "compat.transforms_active() is True and not ops._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
+        None, "compat.transforms_active() is True and not runtime._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
     "_any_requires_grad": (
         "delattr(torch._C, '_any_requires_grad')", "compat.any_requires_grad.__name__ == '<lambda>'", None),
     "_len_torch_dispatch_stack": (  # torch.utils._python_dispatch and torch._ops use it
@@ -91,8 +91,8 @@ CASES = {
     "_current_level": (  # torch.autograd.forward_ad.dual_level uses it
         None, "'level=0' in inspect.getsource(compat.has_tangent)", None),
     "_FunctionBase": (  # its apply is under torch.autograd.Function.apply
-        None, "ops._RECORD[torch.ops.my_ops.mul.default] == ops._FUNCTIONS[torch.ops.my_ops.mul.default].apply",
-        None),
+        None, "runtime._RECORD[torch.ops.my_ops.mul.default] == "
+        "runtime._FUNCTIONS[torch.ops.my_ops.mul.default].apply", None),
     "_schema": (  # torch.fx's schema lookup, the fallback, reads it
         None, "'_schema' in compat._HIDDEN", None),
     "_cdata": (  # an attribute of the C storage type: it cannot be deleted
@@ -109,7 +109,7 @@ def _session(name: str) -> str:
         import torch, torch.autograd.forward_ad
         {delete or 'pass'}
         import my_ops
-        from my_ops import ops, _torch_compat as compat
+        from my_ops import _mutating as mutating, _runtime as runtime, _torch_compat as compat
         assert {holds}, "my_ops did not take the fallback for {name}"
         import pytest
         sys.exit(pytest.main(sys.argv[1:]))
@@ -150,7 +150,7 @@ def _private_uses(source: str):
     "_name")), an import from a private torch module, and the base apply
     under torch.autograd.Function.apply (super(torch.autograd.Function, ...))."""
     tree = ast.parse(source)
-    # the package's own modules (from . import ops): their underscore names are ours, not torch's
+    # the package's own modules (from . import _runtime): their underscore names are ours, not torch's
     own = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level
            for alias in node.names}
     for node in ast.walk(tree):
@@ -172,8 +172,8 @@ def _private_uses(source: str):
 
 
 def test_private_torch_api_only_in_compat_module():
-    offenders = [f"{path.name}:{line}: {text}"
-                 for path in sorted(PACKAGE.glob("*.py")) if path.name != "_torch_compat.py"
+    offenders = [f"{path.relative_to(PACKAGE)}:{line}: {text}"
+                 for path in sorted(PACKAGE.rglob("*.py")) if path.name != "_torch_compat.py"
                  for line, text in _private_uses(path.read_text())]
     assert not offenders, "private torch API outside _torch_compat.py:\n" + "\n".join(offenders)
 
@@ -188,8 +188,8 @@ def test_private_use_check_finds_them():
         getattr(torch._C, "_any_requires_grad", None)
         super(torch.autograd.Function, Function).apply
         sys._getframe(1)
-        from . import ops
-        ops._eps(x)
+        from . import _runtime
+        _runtime._call(x)
     """)
     found = [text for _, text in _private_uses(source)]
     assert len(set(line for line, _ in _private_uses(source))) == 6, found

@@ -1,0 +1,101 @@
+"""Autograd handling of the mutating ops, which write their arguments in place
+and have no derivative (the other ops' roads are in _runtime.py):
+_mutating_op registers an op's ADInplaceOrView and math-bits kernels; its
+Python API calls it through _MUTATE and checks inference tensors with
+_refuse_inference_writes.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from . import _torch_compat as _compat
+from ._runtime import _inference_mode, _is_compiling, _lib, _ops, _refuse_forward_ad
+
+# Without it, the mutating ops' checks run in their Python API, not in a kernel.
+_after_inplace = _compat.after_ad_inplace_or_view_keyset
+_MUTATE: dict = {}  # mutating op -> how its Python API calls it (_mutating_op)
+
+
+def _mutating_op(name: str) -> None:
+    """Autograd handling of an op that writes its arguments in place and has no
+    derivative: a tensor that requires grad would silently lose its history,
+    so refuse it (naming the argument); bump the version counter of every
+    written tensor, as PyTorch's own in-place ops do, so autograd notices when
+    a tensor it saved was overwritten. One kernel at the ADInplaceOrView key,
+    which every call on ordinary tensors passes (the stable ABI has no C++
+    Autograd kernels, so this lives here); PyTorch's autograd fallback in
+    front of it only passes the call on. (Without the private keyset that
+    kernel redispatches with, the Python API makes the same checks and bumps.)"""
+    op = getattr(_ops, name).default
+    arguments = _compat.schema(op).arguments
+    written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
+
+    def refuse(args) -> None:
+        _refuse_forward_ad(op, [a for a in args if isinstance(a, Tensor)])
+        if torch.is_grad_enabled():
+            for argument, value in zip(arguments, args):
+                if isinstance(value, Tensor) and value.requires_grad:
+                    raise RuntimeError(
+                        f"my_ops.{name}: argument '{argument.name}' requires grad, but my_ops.{name} "
+                        "writes its arguments in place and has no autograd formula; call it under "
+                        "torch.no_grad() or pass tensors that do not require grad (e.g. "
+                        f"{argument.name}.detach())")
+
+    if _after_inplace is not None:
+        def inplace_kernel(keyset, *args):
+            refuse(args)
+            result = op.redispatch(keyset & _after_inplace, *args)
+            torch.autograd.graph.increment_version([args[i] for i in written])
+            return result
+
+        _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
+        _MUTATE[op] = op
+    else:
+        def checked_call(*args):
+            # where the kernel would run: not under inference_mode (which
+            # skips ADInplaceOrView), nor while dynamo traces (it cannot)
+            if _is_compiling() or _inference_mode():
+                return op(*args)
+            refuse(args)
+            result = op(*args)
+            torch.autograd.graph.increment_version([args[i] for i in written])
+            return result
+
+        _MUTATE[op] = checked_call
+
+    def math_bits_kernel(*args):
+        # Reached when an argument carries a lazy negation or conjugation
+        # (x.conj().imag, x.conj()). PyTorch's fallback for these keys cannot
+        # write such a tensor in place (it aborts the process); refuse a
+        # written one before anything is written, resolve the others.
+        for argument, value in zip(arguments, args):
+            if argument.alias_info is not None and argument.alias_info.is_write and isinstance(value, Tensor) \
+                    and (value.is_neg() or value.is_conj()):
+                bit = "negative" if value.is_neg() else "conjugate"
+                raise RuntimeError(
+                    f"my_ops.{name}: argument '{argument.name}' has its {bit} bit set (a lazily "
+                    f"{'negated' if bit == 'negative' else 'conjugated'} view, e.g. from .conj().imag), "
+                    f"and my_ops.{name} cannot write such a view in place; pass a tensor without it "
+                    f"({argument.name}.resolve_{'neg' if bit == 'negative' else 'conj'}() makes a copy)")
+        return op(*[a.resolve_neg().resolve_conj() if isinstance(a, Tensor) else a for a in args])
+
+    for key in ("Negative", "Conjugate"):
+        _lib.impl(name, math_bits_kernel, key)
+
+
+def _refuse_inference_writes(name: str, **written: Tensor) -> None:
+    """PyTorch refuses in-place updates of inference tensors outside
+    torch.inference_mode(); so do the mutating ops. (Inference tensors carry
+    no autograd keys, so no kernel of ours sees them but the CPU/CUDA one,
+    which the stable ABI gives no way to ask: the Python API checks.)"""
+    # dynamo folds is_compiling() first and cannot trace the rest (compiled
+    # code does not run under inference_mode with inference tensors anyway)
+    if not _is_compiling() and not _inference_mode():
+        for argument, tensor in written.items():
+            if tensor.is_inference():
+                raise RuntimeError(
+                    f"my_ops.{name}: argument '{argument}' is an inference tensor, and in-place updates to "
+                    "inference tensors outside torch.inference_mode() are not allowed (as in PyTorch); call "
+                    f"it inside torch.inference_mode(), or pass a normal tensor ({argument}.clone())")

@@ -1,0 +1,242 @@
+"""The dispatch and autograd runtime of the typed Python API: the roads a call
+takes (_call), each op's autograd formulas as an autograd.Function and its
+Autograd kernel (_autograd), autograd for the fused backward ops
+(_differentiable_backward), and the argument helpers the op families share.
+The kernels themselves are registered from C++ (libmy_ops, loaded by
+my_ops._C); each op family's module (my_ops/families/<family>.py) builds its
+ops on this. The mutating ops' handling is in _mutating.py.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from . import _rules
+from . import _torch_compat as _compat
+
+_ops = torch.ops.my_ops
+_lib = torch.library.Library("my_ops", "IMPL")
+
+# ------------------------------------------------------- the call itself
+# A call through torch.ops passes the op's Autograd kernel, written in Python
+# (_autograd below; the stable ABI has no C++ autograd): it costs more host
+# time than the op itself (benchmarks/bench_host.py). For plain eager calls the Python API
+# takes a shorter road with the same formulas:
+#   - autograd has nothing to record (torch.no_grad(), as in generation, or
+#     no input requires grad): the call skips the Autograd kernel;
+#   - it has: the call goes through a torch.autograd.Function built from the
+#     op's own setup_context and backward (_autograd below);
+#   - under torch.inference_mode() the dispatcher skips autograd itself.
+# Under torch.func transforms (grad, vjp, jacrev, vmap) the call applies that
+# Function, which torch.func runs level by level. With grad enabled, anything
+# else takes the op's full path: tensor subclasses, dispatch modes
+# (FakeTensorMode); so does torch.compile.
+# Forward-mode AD is refused on every road: the ops have no forward-mode formula.
+# The private torch API these roads take comes from _torch_compat, which falls
+# back to public behaviour (slower roads) on a torch release without it.
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_BelowAutograd = _compat.below_autograd
+_after_autograd = _compat.after_autograd_keyset
+_transforms_active = _compat.transforms_active
+_any_requires_grad = _compat.any_requires_grad
+_dispatch_modes = _compat.dispatch_modes_active
+_has_tangent = _compat.has_tangent
+# The op's own Autograd kernel needs all three; without them, register_autograd.
+_AUTOGRAD_KERNEL = _BelowAutograd is not None and _after_autograd is not None and _compat.knows_transforms
+_below_autograd = _compat.call_below_autograd
+_below_autograd_traced = _compat.call_below_autograd_traced
+_grad_enabled = torch.is_grad_enabled
+_is_compiling = torch.compiler.is_compiling
+_inference_mode = torch.is_inference_mode_enabled
+_FUNCTIONS: dict = {}  # op -> its torch.autograd.Function (_autograd)
+_state = threading.local()  # .in_formula: a backward formula is running on this thread
+_RECORD: dict = {}  # op -> that Function's apply for plain eager calls
+
+
+def _forward_ad_error(op) -> RuntimeError:
+    return RuntimeError(f"my_ops.{op.name().split('::')[1].split('.')[0]}: forward-mode AD (dual tensors, "
+                        "torch.func.jvp, jacfwd, hessian) is not supported; use reverse mode "
+                        "(backward, torch.autograd.grad, torch.func.grad, vjp, jacrev)")
+
+
+def _refuse_forward_ad(op, tensors) -> None:
+    """The ops have no forward-mode formula: a dual tensor's tangent would be dropped."""
+    if _has_tangent(tensors):
+        raise _forward_ad_error(op)
+
+
+def _plain_eager(tensors) -> bool:
+    """Plain tensors (no subclass) and no dispatch mode."""
+    if _dispatch_modes():
+        return False
+    for t in tensors:
+        if type(t) not in _PLAIN:
+            return False
+    return True
+
+
+def _call(op, tensors, *args):
+    """op(*args), where `tensors` are the tensor arguments among args. Also
+    the backward formulas call their ops through here, so that gradients of
+    gradients take the same roads."""
+    # inference_mode already dispatches past autograd; dynamo folds is_compiling() first
+    if _is_compiling() or _inference_mode():
+        return op(*args)
+    if _has_tangent(tensors):
+        raise _forward_ad_error(op)
+    if _transforms_active():
+        # torch.func (grad, vjp, jacrev, vmap) takes an autograd.Function
+        # from here, outside the dispatcher, and runs it level by level
+        return _FUNCTIONS[op].apply(*args)
+    if _grad_enabled():
+        if not _plain_eager(tensors):
+            return op(*args)
+        for t in tensors:
+            if t.requires_grad:
+                # In a backward formula, the tensors may be wrappers of a
+                # torch.func transform that has ended (vjp_fn called outside
+                # it): Function.apply unwraps those; the short record does not,
+                # and the gradient would not reach the caller's tensors.
+                if getattr(_state, "in_formula", False):
+                    return _FUNCTIONS[op].apply(*args)
+                return _RECORD[op](*args)
+    # Nothing to record. Subclasses and dispatch modes (FakeTensorMode) sit
+    # below autograd or are handled before it (__torch_function__): theirs too.
+    return _below_autograd(op, args)
+
+
+def _no_context(ctx, inputs, output) -> None:
+    pass
+
+
+def _autograd(name: str, backward, setup_context=_no_context) -> None:
+    """The autograd formulas of my_ops::<name> as a torch.autograd.Function,
+    and the op's Autograd kernel (for calls through torch.ops), which
+    records that Function: what register_autograd would register, plus a
+    refusal of what it would answer wrongly."""
+    op = getattr(_ops, name).default
+    arguments = _compat.schema(op).arguments
+    tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
+    # The dispatcher drops trailing arguments equal to their defaults; the
+    # formulas get them back.
+    defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
+
+    # setup_context apart from forward and a vmap rule: what torch.func needs
+    # (register_autograd's own Function lacks them: pytorch#168393).
+    save = setup_context  # (the class body below cannot see a name it assigns)
+
+    class Function(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(*args):
+            # grad mode is off in here
+            return (_below_autograd_traced if _is_compiling() else _below_autograd)(op, args)
+
+        setup_context = staticmethod(save)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            outer = getattr(_state, "in_formula", False)
+            _state.in_formula = True
+            try:
+                return backward(ctx, *grads)
+            finally:
+                _state.in_formula = outer
+
+        @staticmethod
+        def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd) comes here
+            raise _forward_ad_error(op)
+
+    Function.__name__ = Function.__qualname__ = f"{name}_function"
+    # Function.apply, minus its Python preamble (binding the arguments with
+    # inspect.signature, which costs as much as the call, and the hand-over
+    # to torch.func): for calls where no torch.func transform is active.
+    record = _compat.record_apply(Function)
+    _FUNCTIONS[op] = Function
+    _RECORD[op] = record
+    if not _AUTOGRAD_KERNEL:
+        # torch's own Autograd kernel for the same formulas; torch.func over a
+        # torch.ops call then fails in torch's check (pytorch#168393), and the
+        # Python API still takes the Function above
+        torch.library.register_autograd(f"my_ops::{name}", Function.backward,
+                                        setup_context=Function.setup_context, lib=_lib)
+        return
+
+    def autograd_kernel(keyset, *args):
+        tensors = [args[i] for i in tensor_positions if i < len(args)]
+        _refuse_forward_ad(op, tensors)
+        if torch.is_grad_enabled() and _any_requires_grad(*tensors):
+            if _transforms_active():
+                # torch.func runs an autograd.Function from outside the
+                # dispatcher, level by level; from in here nested transforms
+                # would get wrong gradients. The Python API calls it there.
+                # (also reached when torch.compile traces a torch.func
+                # transform: dynamo cannot trace the Function there)
+                raise RuntimeError(
+                    f"torch.ops.my_ops.{name}: differentiating through the op under torch.func "
+                    f"transforms (grad, vjp, jacrev) needs the Python API: call "
+                    f"my_ops.{name.removesuffix('_backward')} instead (eagerly: torch.compile "
+                    "cannot trace torch.func transforms over my_ops)")
+            return record(*args, *defaults[len(args):])
+        with _BelowAutograd():
+            return op.redispatch(keyset & _after_autograd, *args)
+
+    _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
+
+
+# Dispatch keys of tensors the kernels do not take: without a kernel there,
+# the dispatcher's error names no argument.
+_UNSUPPORTED_KEYS = ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU",
+                     "NestedTensorCUDA", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU")
+for _name in _rules.RULES:
+    for _key in _UNSUPPORTED_KEYS:
+        _lib.impl(_name, _rules.reject(_name), _key)
+
+
+def _vjp_formula(math, tensor_args: int):
+    """(setup_context, backward) of a fused backward op, for second and higher
+    order gradients: the gradient of `math` (the same backward, written in
+    differentiable torch ops; its first tensor_args arguments are tensors)."""
+
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(*inputs[:tensor_args])
+        ctx.extra = inputs[tensor_args:]
+
+    def backward(ctx, *grads):
+        # Partial derivatives in each saved tensor (torch.func.vjp treats them as
+        # independent, which autograd.grad would not: grad_out's own history
+        # leads back to x). Its result stays differentiable for the outer
+        # autograd, so third and higher orders work too.
+        extra = ctx.extra
+        outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        cotangents = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, grads))
+        result = vjp(cotangents if len(cotangents) > 1 else cotangents[0])
+        return (*result, *([None] * len(extra)))
+
+    return setup_context, backward
+
+
+def _differentiable_backward(name: str, math, tensor_args: int) -> None:
+    """Autograd for the fused backward op <name> (_vjp_formula's). First-order
+    backward never comes here: it runs the fused op alone."""
+    setup_context, backward = _vjp_formula(math, tensor_args)
+    _autograd(name, backward, setup_context=setup_context)
+
+
+def _float(name: str, argument: str, value, also: str = ""):
+    """A float argument as the op's schema takes it: a real number; anything
+    else (a str, a bool) is refused as torch.ops.my_ops refuses it, instead of
+    being converted."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, torch.SymInt, torch.SymFloat)):
+        raise TypeError(f"my_ops.{name}: expected {argument} to be a float{also}, but got "
+                        f"{type(value).__name__} {value!r}")
+    return value
+
+
+def _accumulator(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype == torch.float64 else torch.float32
+

@@ -1,0 +1,101 @@
+"""The elementwise family (src/binding/elementwise.cpp): short_kernel, mul,
+muladd, and add_out, which writes its result in place. Their float64
+references are one-liners in their test specs (tests/ops/specs/elementwise.py).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .. import _rules
+from .._mutating import _MUTATE, _mutating_op, _refuse_inference_writes
+from .._runtime import _autograd, _call, _float, _ops
+
+__all__ = ["short_kernel", "mul", "muladd", "add_out"]
+
+
+# --------------------------------------------------------------- short_kernel
+def short_kernel(x: Tensor) -> Tensor:
+    """Return ``x * 1.23`` as a new contiguous tensor of x's shape and dtype."""
+    return _call(_ops.short_kernel.default, (x,), x)
+
+
+@torch.library.register_fake("my_ops::short_kernel")
+def _(x: Tensor) -> Tensor:
+    _rules.check("short_kernel", x)
+    return x.new_empty(x.shape)
+
+
+def _short_kernel_backward(ctx, grad: Tensor):
+    return short_kernel(grad)
+
+
+_autograd("short_kernel", _short_kernel_backward)
+
+
+# ------------------------------------------------------------------------ mul
+def mul(a: Tensor, b: Tensor) -> Tensor:
+    """Element-wise ``a * b``; a and b must have the same shape, dtype and device."""
+    return _call(_ops.mul.default, (a, b), a, b)
+
+
+@torch.library.register_fake("my_ops::mul")
+def _(a: Tensor, b: Tensor) -> Tensor:
+    _rules.check("mul", a, b)
+    return a.new_empty(a.shape)
+
+
+def _save_a_b(ctx, inputs, output) -> None:
+    a, b = inputs[0], inputs[1]
+    ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+
+
+def _mul_backward(ctx, grad: Tensor):
+    a, b = ctx.saved_tensors
+    grad_a = mul(grad, b) if ctx.needs_input_grad[0] else None
+    grad_b = mul(grad, a) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b
+
+
+_autograd("mul", _mul_backward, setup_context=_save_a_b)
+
+
+# --------------------------------------------------------------------- muladd
+def muladd(a: Tensor, b: Tensor, c: float) -> Tensor:
+    """Element-wise ``a * b + c``; a and b must have the same shape, dtype and device."""
+    return _call(_ops.muladd.default, (a, b), a, b, _float("muladd", "c", c))
+
+
+@torch.library.register_fake("my_ops::muladd")
+def _(a: Tensor, b: Tensor, c: float) -> Tensor:
+    _rules.check("muladd", a, b, c)
+    return a.new_empty(a.shape)
+
+
+def _muladd_backward(ctx, grad: Tensor):
+    grad_a, grad_b = _mul_backward(ctx, grad)
+    return grad_a, grad_b, None
+
+
+_autograd("muladd", _muladd_backward, setup_context=_save_a_b)
+
+
+# -------------------------------------------------------------------- add_out
+def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
+    """Write ``a + b`` into ``out`` (same shape, dtype and device) and return ``out``.
+
+    ``out`` may be ``a`` or ``b`` itself. A mutating op: no tensor argument may
+    require grad while grad mode is on.
+    """
+    _refuse_inference_writes("add_out", out=out)
+    _MUTATE[_ops.add_out.default](a, b, out)
+    return out
+
+
+@torch.library.register_fake("my_ops::add_out")
+def _(a: Tensor, b: Tensor, out: Tensor) -> None:
+    _rules.check("add_out", a, b, out)
+
+
+_mutating_op("add_out")

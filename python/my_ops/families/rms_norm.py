@@ -1,0 +1,163 @@
+"""The rms_norm family (src/binding/rms_norm.cpp): rms_norm, its fused
+backward rms_norm_backward, and fused_add_rms_norm, which updates its
+arguments in place; their float64 references and the RMSNorm module. The same
+op as Triton kernels (my_ops.triton_rms_norm) is my_ops/rms_norm_triton.py,
+imported on first use; it takes eps and the double backward from here.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+import my_ops  # the package, for my_ops.triton_rms_norm (set after this module is loaded)
+
+from .. import _rules
+from .._mutating import _MUTATE, _mutating_op, _refuse_inference_writes
+from .._runtime import _accumulator, _autograd, _call, _differentiable_backward, _float, _ops
+
+__all__ = ["rms_norm", "fused_add_rms_norm", "RMSNorm"]
+
+
+def _eps(name: str, x: Tensor, eps):
+    """eps, or for None the machine epsilon of the dtype the statistics are
+    computed in (float32; float64 for float64), as torch.nn.functional.rms_norm."""
+    if type(eps) is float:
+        return eps
+    if eps is None:
+        return torch.finfo(_accumulator(x.dtype)).eps
+    return _float(name, "eps", eps, " (or None for the machine epsilon)")
+
+
+# ------------------------------------------------------------------- rms_norm
+def rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
+    """RMSNorm over the last dimension: ``x / sqrt(mean(x**2, -1) + eps) * weight``.
+
+    x is [..., hidden], weight is [hidden]. Statistics are computed in float32
+    (float64 for float64 inputs). eps=None is the machine epsilon of that
+    dtype, as in torch.nn.functional.rms_norm. Differentiable in x and weight.
+
+    weight has x's dtype or a wider float dtype: a float32 (or float64)
+    weight beside float16/bfloat16 x, as mixed-precision training keeps its
+    parameters (e.g. under torch.autocast), or a float64 weight beside float32
+    x. It is used unrounded in the float32 arithmetic. The output always has
+    x's dtype (no type promotion to the weight's), and the weight's gradient
+    the weight's dtype.
+    """
+    return _call(_ops.rms_norm.default, (x, weight), x, weight, _eps("rms_norm", x, eps))
+
+
+@torch.library.register_fake("my_ops::rms_norm")
+def _(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+    _rules.check("rms_norm", x, weight, eps)
+    return x.new_empty(x.shape)
+
+
+@torch.library.register_fake("my_ops::rms_norm_backward")
+def _(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+    _rules.check("rms_norm_backward", grad_out, x, weight, eps)
+    return x.new_empty(x.shape), weight.new_empty(weight.shape)
+
+
+def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float):
+    """rms_norm_backward in differentiable torch ops (float32 math, float64 for float64)."""
+    acc = _accumulator(x.dtype)
+    xf, gf, wf = x.to(acc), grad_out.to(acc), weight.to(acc)
+    rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+    xhat = xf * rstd
+    g_xhat = gf * wf
+    grad_x = rstd * (g_xhat - xhat * (g_xhat * xhat).mean(-1, keepdim=True))
+    grad_weight = (gf * xhat).reshape(-1, x.shape[-1]).sum(0)
+    return grad_x.to(x.dtype), grad_weight.to(weight.dtype)
+
+
+_differentiable_backward("rms_norm_backward", _rms_norm_backward_math, tensor_args=3)
+
+
+def _rms_norm_setup(ctx, inputs, output) -> None:
+    x, weight, eps = inputs
+    ctx.save_for_backward(x, weight)
+    ctx.eps = eps
+
+
+def _rms_norm_backward(ctx, grad: Tensor):
+    x, weight = ctx.saved_tensors
+    grad_x, grad_weight = _call(_ops.rms_norm_backward.default, (grad, x, weight), grad, x, weight, ctx.eps)
+    return (
+        grad_x if ctx.needs_input_grad[0] else None,
+        grad_weight if ctx.needs_input_grad[1] else None,
+        None,
+    )
+
+
+_autograd("rms_norm", _rms_norm_backward, setup_context=_rms_norm_setup)
+
+
+def rms_norm_ref(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+    x64 = x.double()
+    return x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps) * weight.double()
+
+
+# --------------------------------------------------------- fused_add_rms_norm
+def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> None:
+    """In place: ``residual += x`` then ``x = rms_norm(residual, weight, eps)``.
+
+    The residual-stream update of a pre-norm transformer block in one pass.
+    x and residual must have the same shape and must not share memory; both
+    keep their dtype. weight may be wider than them, as in ``rms_norm``. A
+    mutating op: no tensor argument may require grad while grad mode is on.
+    """
+    _refuse_inference_writes("fused_add_rms_norm", x=x, residual=residual)
+    _MUTATE[_ops.fused_add_rms_norm.default](x, residual, weight, _eps("fused_add_rms_norm", x, eps))
+
+
+@torch.library.register_fake("my_ops::fused_add_rms_norm")
+def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> None:
+    _rules.check("fused_add_rms_norm", x, residual, weight, eps)
+
+
+_mutating_op("fused_add_rms_norm")
+
+
+def fused_add_rms_norm_ref(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+    """(new x, new residual): the residual stream holds x's dtype, so the sum is rounded to it first."""
+    new_residual = (x + residual).double()
+    return rms_norm_ref(new_residual, weight, eps), new_residual
+
+
+# -------------------------------------------------------------------- RMSNorm
+class RMSNorm(nn.Module):
+    """RMSNorm over the last dimension with a learned scale, backed by ``my_ops.rms_norm``
+    (impl="cuda", the default: the C and CUDA C kernels) or ``my_ops.triton_rms_norm``
+    (impl="triton": the Triton kernels, CUDA tensors only; needs Triton).
+
+    eps=None is the machine epsilon of the dtype the statistics are computed in, as in torch.nn.RMSNorm.
+
+    Mixed precision: the weight may stay float32 while the activations are float16 or bfloat16 (e.g.
+    under ``torch.autocast``); impl="cuda" then returns x's dtype and gives the weight a float32
+    gradient. The output keeps x's dtype whatever the weight's: no type promotion to float32.
+    """
+
+    def __init__(self, hidden_size: int, eps: float | None = 1e-6, *, impl: str = "cuda", device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        if impl not in ("cuda", "triton"):
+            raise ValueError(f"my_ops.RMSNorm: expected impl to be 'cuda' or 'triton', but got {impl!r}")
+        if impl == "triton" and not my_ops.HAVE_TRITON:
+            my_ops.triton_rms_norm(None, None)  # the stand-in: raises its ImportError, naming the fix
+        self.eps = eps
+        self.impl = impl
+        self.weight = nn.Parameter(torch.ones(hidden_size, device=device, dtype=dtype))
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.impl == "triton":
+            return my_ops.triton_rms_norm(x, self.weight, self.eps)
+        return rms_norm(x, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        impl = ", impl='triton'" if self.impl == "triton" else ""
+        return f"{self.weight.shape[0]}, eps={self.eps}{impl}"
+
+
+# my_ops.reference.<op>, as families.references() gathers them
+REFERENCES = (rms_norm_ref, fused_add_rms_norm_ref)
