@@ -337,3 +337,17 @@ def test_rms_norm_third_order_matches_pytorch(device):
     for out, want in zip(ours, ref):
         assert want.abs().max() > 0
         torch.testing.assert_close(out, want, rtol=1e-9, atol=1e-9)
+
+
+def test_rms_norm_module_without_weight_matches_torch():
+    x = torch.randn(4, 16, dtype=torch.float64)
+    ours = my_ops.RMSNorm(16, eps=1e-6, elementwise_affine=False)
+    theirs = torch.nn.RMSNorm(16, eps=1e-6, elementwise_affine=False)
+    assert ours.weight is None and set(ours.state_dict()) == set(theirs.state_dict()) == set()
+    torch.testing.assert_close(ours(x), theirs(x), rtol=1e-12, atol=1e-12)
+
+
+def test_rms_norm_module_normalized_shape():
+    assert my_ops.RMSNorm((16,)).weight.shape == (16,) and my_ops.RMSNorm([16]).normalized_shape == (16,)
+    with pytest.raises(ValueError, match=r"^my_ops\.RMSNorm: normalizes over the last dimension only"):
+        my_ops.RMSNorm((2, 8))

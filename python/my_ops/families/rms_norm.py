@@ -13,7 +13,7 @@ from torch import Tensor, nn
 import my_ops  # the package, for my_ops.triton_rms_norm (set after this module is loaded)
 
 from .. import _rules
-from .._mutating import _MUTATE, _mutating_op, _refuse_inference_writes
+from .._mutating import _mutating_op, call_mutating
 from .._runtime import _accumulator, _autograd, _call, _differentiable_backward, _float, _ops
 
 __all__ = ["rms_norm", "fused_add_rms_norm", "RMSNorm"]
@@ -107,8 +107,8 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     keep their dtype. weight may be wider than them, as in ``rms_norm``. A
     mutating op: no tensor argument may require grad while grad mode is on.
     """
-    _refuse_inference_writes("fused_add_rms_norm", x=x, residual=residual)
-    _MUTATE[_ops.fused_add_rms_norm.default](x, residual, weight, _eps("fused_add_rms_norm", x, eps))
+    call_mutating(_ops.fused_add_rms_norm.default, (x, residual, weight, _eps("fused_add_rms_norm", x, eps)),
+                  x=x, residual=residual)
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")
@@ -131,32 +131,48 @@ class RMSNorm(nn.Module):
     (impl="cuda", the default: the C and CUDA C kernels) or ``my_ops.triton_rms_norm``
     (impl="triton": the Triton kernels, CUDA tensors only; needs Triton).
 
-    eps=None is the machine epsilon of the dtype the statistics are computed in, as in torch.nn.RMSNorm.
+    eps=None is the machine epsilon of the dtype the statistics are computed in, as in torch.nn.RMSNorm
+    (whose default it is; the default here is 1e-6, the usual LLM value). normalized_shape is the
+    last dimension's size (torch.nn.RMSNorm also normalizes over several trailing dimensions);
+    elementwise_affine=False has no weight, as there.
 
     Mixed precision: the weight may stay float32 while the activations are float16 or bfloat16 (e.g.
     under ``torch.autocast``); impl="cuda" then returns x's dtype and gives the weight a float32
     gradient. The output keeps x's dtype whatever the weight's: no type promotion to float32.
     """
 
-    def __init__(self, hidden_size: int, eps: float | None = 1e-6, *, impl: str = "cuda", device=None,
-                 dtype=None) -> None:
+    def __init__(self, normalized_shape: int | tuple[int] | list[int], eps: float | None = 1e-6,
+                 elementwise_affine: bool = True, *, impl: str = "cuda", device=None, dtype=None) -> None:
         super().__init__()
         if impl not in ("cuda", "triton"):
             raise ValueError(f"my_ops.RMSNorm: expected impl to be 'cuda' or 'triton', but got {impl!r}")
         if impl == "triton" and not my_ops.HAVE_TRITON:
             my_ops.triton_rms_norm(None, None)  # the stand-in: raises its ImportError, naming the fix
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        if len(shape) != 1:
+            raise ValueError(f"my_ops.RMSNorm: normalizes over the last dimension only, so normalized_shape must "
+                             f"be one size, but got {normalized_shape!r} (torch.nn.RMSNorm normalizes over several)")
+        self.normalized_shape = shape
         self.eps = eps
+        self.elementwise_affine = elementwise_affine
         self.impl = impl
-        self.weight = nn.Parameter(torch.ones(hidden_size, device=device, dtype=dtype))
+        if elementwise_affine:
+            self.weight = nn.Parameter(torch.ones(shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)  # as torch.nn.RMSNorm: nothing in the state_dict
 
     def forward(self, x: Tensor) -> Tensor:
+        weight = self.weight
+        if weight is None:  # the kernels take a weight: ones, in x's dtype
+            weight = torch.ones(self.normalized_shape, device=x.device, dtype=x.dtype)
         if self.impl == "triton":
-            return my_ops.triton_rms_norm(x, self.weight, self.eps)
-        return rms_norm(x, self.weight, self.eps)
+            return my_ops.triton_rms_norm(x, weight, self.eps)
+        return rms_norm(x, weight, self.eps)
 
     def extra_repr(self) -> str:
+        affine = "" if self.elementwise_affine else ", elementwise_affine=False"
         impl = ", impl='triton'" if self.impl == "triton" else ""
-        return f"{self.weight.shape[0]}, eps={self.eps}{impl}"
+        return f"{self.normalized_shape[0]}, eps={self.eps}{affine}{impl}"
 
 
 # my_ops.reference.<op>, as families.references() gathers them
