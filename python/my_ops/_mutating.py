@@ -1,8 +1,8 @@
 """Autograd handling of the mutating ops, which write their arguments in place
 and have no derivative (the other ops' roads are in _runtime.py):
 _mutating_op registers an op's ADInplaceOrView and math-bits kernels; its
-Python API calls it through _MUTATE and checks inference tensors with
-_refuse_inference_writes.
+Python API calls it with call_mutating, which checks inference tensors
+(_refuse_inference_writes) and calls the op through _MUTATE.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 
 from . import _torch_compat as _compat
+from ._arguments import explain_failure
 from ._runtime import _inference_mode, _is_compiling, _lib, _ops, _refuse_forward_ad
 
 # Without it, the mutating ops' checks run in their Python API, not in a kernel.
@@ -99,3 +100,17 @@ def _refuse_inference_writes(name: str, **written: Tensor) -> None:
                     f"my_ops.{name}: argument '{argument}' is an inference tensor, and in-place updates to "
                     "inference tensors outside torch.inference_mode() are not allowed (as in PyTorch); call "
                     f"it inside torch.inference_mode(), or pass a normal tensor ({argument}.clone())")
+
+
+def call_mutating(op, args, **written: Tensor) -> None:
+    """The Python API's call of mutating op(*args), which writes the
+    arguments named in `written` (its tensor arguments come first in args)."""
+    try:
+        _refuse_inference_writes(op.name().split("::")[1].split(".")[0], **written)
+        _MUTATE[op](*args)
+    except (TypeError, RuntimeError, NotImplementedError, AttributeError):
+        # torch's own conversions fail on None or a nested tensor, before our checks
+        error = explain_failure(op, args)
+        if error is None:
+            raise
+        raise error from None

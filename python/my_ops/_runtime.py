@@ -12,9 +12,13 @@ from __future__ import annotations
 import threading
 
 import torch
+from torch import Tensor
 
 from . import _rules
 from . import _torch_compat as _compat
+from ._arguments import explain_failure
+from ._arguments import float_argument as _float  # noqa: F401  (the families take it from here)
+from ._formulas import _accumulator, _vjp_formula  # noqa: F401  (likewise)
 
 _ops = torch.ops.my_ops
 _lib = torch.library.Library("my_ops", "IMPL")
@@ -81,30 +85,51 @@ def _call(op, tensors, *args):
     """op(*args), where `tensors` are the tensor arguments among args. Also
     the backward formulas call their ops through here, so that gradients of
     gradients take the same roads."""
-    # inference_mode already dispatches past autograd; dynamo folds is_compiling() first
-    if _is_compiling() or _inference_mode():
-        return op(*args)
-    if _has_tangent(tensors):
-        raise _forward_ad_error(op)
-    if _transforms_active():
-        # torch.func (grad, vjp, jacrev, vmap) takes an autograd.Function
-        # from here, outside the dispatcher, and runs it level by level
-        return _FUNCTIONS[op].apply(*args)
-    if _grad_enabled():
-        if not _plain_eager(tensors):
+    try:
+        # inference_mode already dispatches past autograd; dynamo folds is_compiling() first
+        if _is_compiling() or _inference_mode():
             return op(*args)
-        for t in tensors:
-            if t.requires_grad:
-                # In a backward formula, the tensors may be wrappers of a
-                # torch.func transform that has ended (vjp_fn called outside
-                # it): Function.apply unwraps those; the short record does not,
-                # and the gradient would not reach the caller's tensors.
-                if getattr(_state, "in_formula", False):
-                    return _FUNCTIONS[op].apply(*args)
-                return _RECORD[op](*args)
-    # Nothing to record. Subclasses and dispatch modes (FakeTensorMode) sit
-    # below autograd or are handled before it (__torch_function__): theirs too.
-    return _below_autograd(op, args)
+        if _has_tangent(tensors):
+            raise _forward_ad_error(op)
+        if _transforms_active():
+            # torch.func (grad, vjp, jacrev, vmap) takes an autograd.Function
+            # from here, outside the dispatcher, and runs it level by level
+            return _FUNCTIONS[op].apply(*args)
+        if _grad_enabled():
+            if not _plain_eager(tensors):
+                return op(*args)
+            for t in tensors:
+                if t.requires_grad:
+                    # In a backward formula, the tensors may be wrappers of a
+                    # torch.func transform that has ended (vjp_fn called outside
+                    # it): Function.apply unwraps those; the short record does not,
+                    # and the gradient would not reach the caller's tensors.
+                    if getattr(_state, "in_formula", False):
+                        return _FUNCTIONS[op].apply(*args)
+                    try:
+                        return _RECORD[op](*args)
+                    except RuntimeError:
+                        return _record_copies_of_inference_tensors(op, args)
+        # Nothing to record. Subclasses and dispatch modes (FakeTensorMode) sit
+        # below autograd or are handled before it (__torch_function__): theirs too.
+        return _below_autograd(op, args)
+    except (TypeError, RuntimeError, NotImplementedError, AttributeError):
+        # torch's own conversions fail on None or a nested tensor, before our checks
+        error = explain_failure(op, tensors)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _record_copies_of_inference_tensors(op, args):
+    """The record of op(*args) with a copy of each inference tensor among
+    args, after the record itself failed (re-raised when there is none):
+    torch refuses to save an inference tensor for backward (one made under
+    inference_mode, used outside it beside a weight that requires grad); its
+    own ops save tensors computed from it instead."""
+    if not any(isinstance(a, Tensor) and a.is_inference() for a in args):
+        raise  # the record's own error
+    return _RECORD[op](*[a.clone() if isinstance(a, Tensor) and a.is_inference() else a for a in args])
 
 
 def _no_context(ctx, inputs, output) -> None:
@@ -177,10 +202,14 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
                 # transform: dynamo cannot trace the Function there)
                 raise RuntimeError(
                     f"torch.ops.my_ops.{name}: differentiating through the op under torch.func "
-                    f"transforms (grad, vjp, jacrev) needs the Python API: call "
-                    f"my_ops.{name.removesuffix('_backward')} instead (eagerly: torch.compile "
-                    "cannot trace torch.func transforms over my_ops)")
-            return record(*args, *defaults[len(args):])
+                    f"transforms (grad, vjp, jacrev) works through the Python API, eagerly: call "
+                    f"my_ops.{name.removesuffix('_backward')}, outside torch.compile (torch.compile "
+                    "cannot trace torch.func transforms over my_ops; compiling the function without "
+                    "the transform works, with ordinary autograd)")
+            try:
+                return record(*args, *defaults[len(args):])
+            except RuntimeError:
+                return _record_copies_of_inference_tensors(op, (*args, *defaults[len(args):]))
         with _BelowAutograd():
             return op.redispatch(keyset & _after_autograd, *args)
 
@@ -196,47 +225,8 @@ for _name in _rules.RULES:
         _lib.impl(_name, _rules.reject(_name), _key)
 
 
-def _vjp_formula(math, tensor_args: int):
-    """(setup_context, backward) of a fused backward op, for second and higher
-    order gradients: the gradient of `math` (the same backward, written in
-    differentiable torch ops; its first tensor_args arguments are tensors)."""
-
-    def setup_context(ctx, inputs, output) -> None:
-        ctx.save_for_backward(*inputs[:tensor_args])
-        ctx.extra = inputs[tensor_args:]
-
-    def backward(ctx, *grads):
-        # Partial derivatives in each saved tensor (torch.func.vjp treats them as
-        # independent, which autograd.grad would not: grad_out's own history
-        # leads back to x). Its result stays differentiable for the outer
-        # autograd, so third and higher orders work too.
-        extra = ctx.extra
-        outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        cotangents = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, grads))
-        result = vjp(cotangents if len(cotangents) > 1 else cotangents[0])
-        return (*result, *([None] * len(extra)))
-
-    return setup_context, backward
-
-
 def _differentiable_backward(name: str, math, tensor_args: int) -> None:
     """Autograd for the fused backward op <name> (_vjp_formula's). First-order
     backward never comes here: it runs the fused op alone."""
     setup_context, backward = _vjp_formula(math, tensor_args)
     _autograd(name, backward, setup_context=setup_context)
-
-
-def _float(name: str, argument: str, value, also: str = ""):
-    """A float argument as the op's schema takes it: a real number; anything
-    else (a str, a bool) is refused as torch.ops.my_ops refuses it, instead of
-    being converted."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, torch.SymInt, torch.SymFloat)):
-        raise TypeError(f"my_ops.{name}: expected {argument} to be a float{also}, but got "
-                        f"{type(value).__name__} {value!r}")
-    return value
-
-
-def _accumulator(dtype: torch.dtype) -> torch.dtype:
-    return torch.float64 if dtype == torch.float64 else torch.float32
-

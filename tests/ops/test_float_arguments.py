@@ -1,7 +1,7 @@
 """Float arguments of the Python API: eps=None means what it means to
 torch.nn.functional.rms_norm and nn.RMSNorm (the machine epsilon of the
-computation dtype: float32 for half types); a str or bool is refused,
-as torch.ops.my_ops refuses it, instead of being converted."""
+computation dtype: float32 for half types); NumPy scalars are taken, and
+a str or bool is refused, as torch.ops.my_ops takes and refuses them."""
 
 from __future__ import annotations
 
@@ -52,3 +52,36 @@ def test_a_str_or_bool_is_refused_like_torch_ops_refuses_it(spec, argument, valu
     if isinstance(value, str):  # (torch.ops takes a bool for a float)
         with pytest.raises((TypeError, RuntimeError)):
             spec.op(*args)
+
+
+def _numpy_float_arguments():
+    """Every float argument of every op with a Python API, as NumPy scalars."""
+    import numpy as np
+
+    return [pytest.param(spec, a.name, value, id=f"{spec.id}-{a.name}-{type(value).__name__}")
+            for spec in specs.where(api=True) for a in spec.op._schema.arguments if str(a.type) == "float"
+            for value in (np.float32(0.25), np.int64(1))]
+
+
+@pytest.mark.parametrize("spec, argument, value", _numpy_float_arguments())
+def test_numpy_scalars_are_taken_as_torch_ops_takes_them(spec, argument, value):
+    x = torch.randn(3, 8, dtype=torch.float64)
+    args = list(spec.resolve(x))
+    index = spec.argument_names().index(argument)
+    args[index] = value
+    want_args = list(args)
+    want_args[index] = float(value)
+    clones = [a.clone() if isinstance(a, torch.Tensor) else a for a in want_args]
+    got = spec.api(*args)
+    want = spec.api(*clones)
+    if spec.mutates:  # compare what was written
+        got, want = [a for a in args if isinstance(a, torch.Tensor)], [a for a in clones if isinstance(a, torch.Tensor)]
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_rms_norm_module_takes_a_numpy_eps():
+    import numpy as np
+
+    x = torch.randn(4, 16)
+    want = my_ops.RMSNorm(16, eps=1e-5)(x)
+    torch.testing.assert_close(my_ops.RMSNorm(16, eps=np.float32(1e-5))(x), want, rtol=1e-6, atol=1e-6)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+import my_ops
+
 import specs
 from conftest import assert_matches
 
@@ -42,3 +44,21 @@ def test_allowed_inside_inference_mode(spec):
     names = spec.argument_names()
     for name, w in zip(spec.mutates, want if isinstance(want, tuple) else (want,)):
         assert_matches(args[names.index(name)], w, torch.float32, scale=2)
+
+
+@pytest.mark.parametrize("through", ["api", "torch.ops"])
+def test_inference_input_beside_a_weight_that_requires_grad(through):
+    """An input made under inference_mode (e.g. precomputed features), used
+    outside it beside a weight that requires grad: torch refuses to save it
+    for backward, and my_ops saves a copy, as torch's own ops work here."""
+    with torch.inference_mode():
+        x = torch.randn(3, 8, dtype=torch.float64)
+    weight = (torch.rand(8, dtype=torch.float64) + 0.5).requires_grad_()
+    fn = my_ops.rms_norm if through == "api" else torch.ops.my_ops.rms_norm
+    fn(x, weight, 1e-6).sum().backward()
+    want = weight.detach().clone().requires_grad_()
+    torch.nn.functional.rms_norm(x, (8,), want, 1e-6).sum().backward()
+    torch.testing.assert_close(weight.grad, want.grad, rtol=1e-12, atol=1e-12)
+    b = torch.randn(3, 8, dtype=torch.float64, requires_grad=True)
+    (my_ops.mul if through == "api" else torch.ops.my_ops.mul)(x, b).sum().backward()
+    torch.testing.assert_close(b.grad, x.clone(), rtol=0, atol=0)

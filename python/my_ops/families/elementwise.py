@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from .. import _rules
-from .._mutating import _MUTATE, _mutating_op, _refuse_inference_writes
+from .._mutating import _mutating_op, call_mutating
 from .._runtime import _autograd, _call, _float, _ops
 
 __all__ = ["short_kernel", "mul", "muladd", "add_out"]
@@ -88,8 +88,7 @@ def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     ``out`` may be ``a`` or ``b`` itself. A mutating op: no tensor argument may
     require grad while grad mode is on.
     """
-    _refuse_inference_writes("add_out", out=out)
-    _MUTATE[_ops.add_out.default](a, b, out)
+    call_mutating(_ops.add_out.default, (a, b, out), out=out)
     return out
 
 

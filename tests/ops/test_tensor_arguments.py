@@ -1,0 +1,32 @@
+"""Tensor arguments that are no dense tensor (None, a jagged nested tensor)
+fail in torch's own conversions, before the kernels' checks, with messages
+that name neither op nor argument; the Python API names both instead."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import my_ops
+import specs
+
+
+@pytest.mark.parametrize("spec", specs.where(api=True), ids=str)
+def test_none_for_a_tensor_argument(spec):
+    args = spec.resolve(torch.randn(spec.input_shape, dtype=torch.float64))
+    for i, argument in enumerate(spec.op._schema.arguments):
+        if str(argument.type) != "Tensor":
+            continue
+        bad = [None if j == i else a for j, a in enumerate(args)]
+        with pytest.raises(TypeError, match=rf"^my_ops\.{spec.name}: expected {argument.name} to be a Tensor, "
+                                            r"but got NoneType$"):
+            spec.api(*bad)
+
+
+def test_jagged_nested_tensor():
+    x = torch.nested.nested_tensor([torch.randn(2, 8), torch.randn(3, 8)], layout=torch.jagged)
+    with pytest.raises(RuntimeError, match=r"^my_ops\.rms_norm: expected x to be a dense \(strided\) tensor, "
+                                           r"but got a nested tensor \(layout torch\.jagged\)$"):
+        my_ops.rms_norm(x, torch.ones(8))
+    with torch.no_grad(), pytest.raises(RuntimeError, match=r"^my_ops\.silu_and_mul: expected x to be a dense"):
+        my_ops.silu_and_mul(x)
