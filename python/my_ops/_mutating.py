@@ -12,7 +12,8 @@ from torch import Tensor
 
 from . import _torch_compat as _compat
 from ._arguments import explain_failure
-from ._runtime import _inference_mode, _is_compiling, _lib, _ops, _refuse_forward_ad
+from ._runtime import (_AUTOGRAD_KERNEL, _BelowAutograd, _after_autograd, _inference_mode, _is_compiling, _lib,
+                       _ops, _refuse_forward_ad)
 
 # Without it, the mutating ops' checks run in their Python API, not in a kernel.
 _after_inplace = _compat.after_ad_inplace_or_view_keyset
@@ -28,7 +29,8 @@ def _mutating_op(name: str) -> None:
     which every call on ordinary tensors passes (the stable ABI has no C++
     Autograd kernels, so this lives here); PyTorch's autograd fallback in
     front of it only passes the call on. (Without the private keyset that
-    kernel redispatches with, the Python API makes the same checks and bumps.)"""
+    kernel redispatches with, the kernel sits at the Autograd key; without
+    that key's private names too, the Python API makes the checks and bumps.)"""
     op = getattr(_ops, name).default
     arguments = _compat.schema(op).arguments
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
@@ -52,6 +54,18 @@ def _mutating_op(name: str) -> None:
             return result
 
         _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
+        _MUTATE[op] = op
+    elif _AUTOGRAD_KERNEL:
+        # the same kernel one key up, at Autograd (which inference_mode skips
+        # too), redispatching past it with the keyset _runtime's kernels use
+        def autograd_kernel(keyset, *args):
+            refuse(args)
+            with _BelowAutograd():
+                result = op.redispatch(keyset & _after_autograd, *args)
+            torch.autograd.graph.increment_version([args[i] for i in written])
+            return result
+
+        _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
         _MUTATE[op] = op
     else:
         def checked_call(*args):
@@ -102,11 +116,12 @@ def _refuse_inference_writes(name: str, **written: Tensor) -> None:
                     f"it inside torch.inference_mode(), or pass a normal tensor ({argument}.clone())")
 
 
-def call_mutating(op, args, **written: Tensor) -> None:
-    """The Python API's call of mutating op(*args), which writes the
-    arguments named in `written` (its tensor arguments come first in args)."""
+def call_mutating(name: str, op, args, **written: Tensor) -> None:
+    """The Python API's call of mutating op (my_ops.<name>) on args, which
+    writes the arguments named in `written` (its tensor arguments come first
+    in args)."""
     try:
-        _refuse_inference_writes(op.name().split("::")[1].split(".")[0], **written)
+        _refuse_inference_writes(name, **written)
         _MUTATE[op](*args)
     except (TypeError, RuntimeError, NotImplementedError, AttributeError):
         # torch's own conversions fail on None or a nested tensor, before our checks

@@ -186,8 +186,11 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
         # torch's own Autograd kernel for the same formulas; torch.func over a
         # torch.ops call then fails in torch's check (pytorch#168393), and the
         # Python API still takes the Function above
+        def setup_with_copies(ctx, inputs, output):  # (_record_copies_of_inference_tensors's job)
+            save(ctx, tuple(a.clone() if isinstance(a, Tensor) and a.is_inference() else a for a in inputs), output)
+
         torch.library.register_autograd(f"my_ops::{name}", Function.backward,
-                                        setup_context=Function.setup_context, lib=_lib)
+                                        setup_context=setup_with_copies, lib=_lib)
         return
 
     def autograd_kernel(keyset, *args):

@@ -232,16 +232,17 @@ def test_cuda_views_of_one_buffer(device="cuda"):
 
 
 # ------------------------------------------------- mutating ops and autograd
+@pytest.mark.parametrize("through", ["api", "torch.ops"])
 @pytest.mark.parametrize("mode", ["grad", "no_grad", "inference_mode"])
 @pytest.mark.parametrize("spec", specs.where(mutates=True), ids=repr)
-def test_mutating_ops_bump_version_counters(spec, mode):
-    """The written arguments' version counters, and only theirs."""
+def test_mutating_ops_bump_version_counters(spec, mode, through):
+    """The written arguments' version counters, and only theirs, on either road."""
     args = spec.resolve(_t(4, 8))
     names = spec.argument_names()
     context = {"grad": torch.enable_grad, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode}[mode]
     versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
     with context():
-        spec.api(*args)
+        (spec.api if through == "api" else spec.op)(*args)
     for name, a, version in zip(names, args, versions):
         if isinstance(a, torch.Tensor):
             assert a._version == version + (name in spec.mutates), name

@@ -107,7 +107,7 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     keep their dtype. weight may be wider than them, as in ``rms_norm``. A
     mutating op: no tensor argument may require grad while grad mode is on.
     """
-    call_mutating(_ops.fused_add_rms_norm.default, (x, residual, weight, _eps("fused_add_rms_norm", x, eps)),
+    call_mutating("fused_add_rms_norm", _ops.fused_add_rms_norm.default, (x, residual, weight, _eps("fused_add_rms_norm", x, eps)),
                   x=x, residual=residual)
 
 
