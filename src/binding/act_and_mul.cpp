@@ -3,6 +3,7 @@
 // the activation as a parameter.
 #include <string>
 
+#include "../kernels/act_and_mul.h"
 #include "launch.h"
 
 namespace my_ops {

@@ -1,5 +1,6 @@
 // short_kernel, mul, muladd and add_out: schemas, argument rules and dispatch
 // to the element-wise kernels.
+#include "../kernels/elementwise.h"
 #include "launch.h"
 
 namespace my_ops {

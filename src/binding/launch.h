@@ -8,7 +8,7 @@
 #include <atomic>
 #include <string>
 
-#include "../kernels/my_ops_kernels.h"
+#include "../kernels/common.h"
 #include "op_rules.h"
 #include "torch_api.h"
 

@@ -1,4 +1,5 @@
 // matmul: schema, argument rules and dispatch to the tiled kernels.
+#include "../kernels/matmul.h"
 #include "launch.h"
 
 namespace my_ops {

@@ -1,5 +1,6 @@
 // rms_norm, rms_norm_backward and fused_add_rms_norm: schemas, argument rules
 // and dispatch to the RMSNorm kernels.
+#include "../kernels/rms_norm.h"
 #include "launch.h"
 
 namespace my_ops {

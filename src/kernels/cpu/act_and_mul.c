@@ -3,6 +3,7 @@
  * gate = x[:, :d] and up = x[:, d:]. One body for every activation and dtype;
  * the activations (value and derivative) are the small functions below.
  */
+#include "../act_and_mul.h"
 #include "rows.h"
 
 #define GELU_TANH_K 0.79788456080286535588 /* sqrt(2 / pi) */

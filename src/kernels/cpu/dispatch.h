@@ -9,7 +9,7 @@
 
 #include <math.h>
 
-#include "../my_ops_kernels.h"
+#include "../common.h"
 #include "dtype_convert.h"
 #include "exp_f32.h"
 

@@ -1,4 +1,5 @@
 /* Element-wise CPU kernels: short_kernel, mul, muladd, add. */
+#include "../elementwise.h"
 #include "dispatch.h"
 
 size_t my_ops_dtype_size(my_ops_dtype dtype) {

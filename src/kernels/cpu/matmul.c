@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "../matmul.h"
 #include "dispatch.h"
 
 enum { ROW_BLOCK = 64, COL_BLOCK = 256, K_BLOCK = 128 };

@@ -8,6 +8,7 @@
  * (rows.h); the weight gradient adds each block of MY_OPS_SUM_BLOCK rows into
  * a double accumulator, so neither drifts with long rows or many rows.
  */
+#include "../rms_norm.h"
 #include "rows.h"
 
 /* w[j] = weight[j] in the accumulator type; weight is T, or float32 (checked by the caller). */

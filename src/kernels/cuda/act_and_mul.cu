@@ -6,6 +6,7 @@
 // pointers are aligned: a 2D grid, x across a row's vectors (U per thread),
 // y down the rows; no index division. Otherwise a grid-stride loop over
 // scalar elements.
+#include "../act_and_mul.h"
 #include "common.cuh"
 
 namespace my_ops {

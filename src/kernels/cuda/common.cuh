@@ -1,6 +1,6 @@
 // Shared pieces of the CUDA kernels: element types, 16-byte vectors, block
 // reductions, launch helpers and the dtype -> template dispatch.
-// No torch header here: the launchers are called through my_ops_kernels.h.
+// No torch header here: the launchers are declared in ../<family>.h, in C.
 #ifndef MY_OPS_CUDA_COMMON_CUH
 #define MY_OPS_CUDA_COMMON_CUH
 
@@ -9,7 +9,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "../my_ops_kernels.h"
+#include "../common.h"
 
 namespace my_ops {
 

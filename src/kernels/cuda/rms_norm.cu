@@ -21,6 +21,7 @@
 // to T; the weight of one 16-byte vector of rows is then 32 bytes (WeightVec).
 #include <algorithm>
 
+#include "../rms_norm.h"
 #include "rows.cuh"
 
 namespace my_ops {
