@@ -18,12 +18,6 @@ static inline float my_ops_store_f32(float v) { return v; }
 static inline double my_ops_load_f64(double v) { return v; }
 static inline double my_ops_store_f64(double v) { return v; }
 
-#define MY_OPS_FOR_EACH_DTYPE(X)                                                   \
-    X(f32, float, float, my_ops_load_f32, my_ops_store_f32)                        \
-    X(f64, double, double, my_ops_load_f64, my_ops_store_f64)                      \
-    X(f16, uint16_t, float, my_ops_half_to_float, my_ops_float_to_half)            \
-    X(bf16, uint16_t, float, my_ops_bf16_to_float, my_ops_float_to_bf16)
-
 /* Token pasting after macro expansion: MY_OPS_CAT(silu_, ACC) is silu_float. */
 #define MY_OPS_CAT_(a, b) a##b
 #define MY_OPS_CAT(a, b) MY_OPS_CAT_(a, b)
