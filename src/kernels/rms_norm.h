@@ -1,6 +1,6 @@
 /*
  * The RMSNorm family: rms_norm, its backward, and fused_add_rms_norm
- * (cpu/rms_norm.c; cuda/rms_norm.cu).
+ * (cpu/rms_norm.c; cuda/rms_norm_forward.cu and cuda/rms_norm_backward.cu).
  * Rows of `hidden` elements with a row stride (common.h's conventions).
  */
 #ifndef MY_OPS_KERNELS_RMS_NORM_H
