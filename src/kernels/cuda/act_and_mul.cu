@@ -64,7 +64,7 @@ struct GeluTanh {
 constexpr int kThreads = 256;
 
 // Vectors per thread: two keep more loads in flight on large inputs (measured
-// 5% faster at [16384, 2x8192]); one has the shorter latency that small
+// faster; see benchmarks/NOTES.md); one has the shorter latency that small
 // (decode-sized) inputs are bound by.
 inline int unroll_for(int64_t vectors) { return vectors >= int64_t(sm_count()) * 4096 ? 2 : 1; }
 

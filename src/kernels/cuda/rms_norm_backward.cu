@@ -7,8 +7,8 @@
 namespace my_ops {
 namespace {
 
-// The backward's layout, from benchmarks/tuning/layouts.cu on an H100 (its
-// first version, commit 7fa90a3): up to 256 threads; rows longer than that
+// The backward's layout, from the first version of benchmarks/tuning/layouts.cu
+// on an H100 (benchmarks/NOTES.md): up to 256 threads; rows longer than that
 // take 512 threads with 4-8 vectors each, as the fused add does
 // (rms_norm_forward.cu).
 inline RowLayout backward_layout(int64_t nvec) { return row_layout(nvec, 1, 4, 512, 4); }

@@ -8,17 +8,17 @@ namespace {
 // The forward layouts, from benchmarks/tuning/layouts.cu on an H100. Up to 256
 // threads; rows longer than that take 1024 threads (rms_norm forward) or 512
 // with 4-8 vectors each (the fused add, like the backward, which hold more per
-// vector: measured 9% faster for the fused add at hidden 16384 than 256
-// threads of 8). Few rows: as many threads as the row allows.
+// vector: for the fused add's long rows measured faster than 256 threads of 8;
+// see benchmarks/NOTES.md). Few rows: as many threads as the row allows.
 template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
     if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
     return kAdd ? row_layout(nvec, 1, 4, 512, 4) : row_layout(nvec, 1, 8, 1024, 4);
 }
 // Unaligned rows, by their covering vectors. The covering-vector kernels hide
-// latency only with many threads per multiprocessor: two vectors per thread
-// with at most 42 registers (unaligned_min_blocks) beat four with 58 (hidden
-// 4097 in bf16: 83% of copy against 76%; 2881: 87% against 78%), one below
-// 160 vectors, four from 1024 on (layouts.cu's sweep). Their weight copy in
+// latency only with many threads per multiprocessor: two vectors per thread,
+// with the registers capped by unaligned_min_blocks, measured faster than four
+// with the registers ptxas picks (see benchmarks/NOTES.md); one below 160
+// vectors, four from 1024 on (layouts.cu's sweep). Their weight copy in
 // shared memory stays within the 48 KiB a kernel gets without opting in (a
 // float weight of 16-bit rows takes twice the bytes: from half the width on,
 // those rows take the generic kernel).
@@ -87,7 +87,7 @@ __device__ __forceinline__ V normalized(const V v, const WV w, acc_t<T> rstd) {
 // y = rms_norm(x) (kAdd false), or residual += x; x = rms_norm(residual)
 // (kAdd true: y is x). Each kernel body is a __device__ function with two
 // entry points: rms_norm's, whose pointers are __restrict__ (so loads can take
-// the read-only path; on the H100 190 -> 183 us at [32768, 4096] bf16), and the
+// the read-only path: measured faster; see benchmarks/NOTES.md), and the
 // fused add's, whose x is also its output.
 #define MY_OPS_FORWARD_ENTRIES(NAME, TEMPLATE_PARAMS, TEMPLATE_ARGS, BOUND)                        \
     template <TEMPLATE_PARAMS>                                                                   \
@@ -342,8 +342,8 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
         return offset(p, x) % 16 == 0 && ((stride - x_stride) * int64_t(sizeof(T))) % 16 == 0;
     };
     // The output must be in x's phase too: stored element by element instead,
-    // a [32768, 4096] view at a 2-byte offset took 669 us, the generic kernel's
-    // two passes ~360 us.
+    // a view at a 2-byte offset measured much slower than the generic kernel's
+    // two passes (see benchmarks/NOTES.md).
     const bool phases_match = kAdd ? in_phase(residual, res_stride) : in_phase(y, y_stride);
     const int64_t covering_vectors = ceil_div(hidden + P - 1, P);
     const RowLayout covering = unaligned_layout(covering_vectors);
