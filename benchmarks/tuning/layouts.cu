@@ -4,7 +4,7 @@
 // picks, with the largest difference from the launcher's output. Aligned rows
 // take the held-vector kernels (one block per row), odd widths the
 // covering-vector kernels (a persistent grid of as many blocks as fit).
-// The layout rules in rms_norm.cu (forward_layout, unaligned_layout,
+// The layout rules in rms_norm_forward.cu (forward_layout, unaligned_layout,
 // unaligned_min_blocks) came from this sweep on an H100; rerun it on a new GPU
 // before changing them. bf16, CUDA events, median of 15 runs of 20 calls.
 // (The backward's layouts came from this tool's first version, commit 7fa90a3.)
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "../../src/kernels/cuda/common.cu"
-#include "../../src/kernels/cuda/rms_norm.cu"
+#include "../../src/kernels/cuda/rms_norm_forward.cu"
 
 using bf16 = __nv_bfloat16;
 using namespace my_ops;

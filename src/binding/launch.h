@@ -1,14 +1,18 @@
-// Routing a checked call to its kernel: the CPU kernel in parallel chunks,
-// or the CUDA launcher on the current stream of the tensor's device. Kernel
-// failures come back as status codes and are raised here, after the parallel
-// region (an exception thrown inside a stable-ABI parallel_for loses its text).
+// What the ops' CPU and CUDA kernels share: running a CPU kernel in parallel
+// chunks (run_cpu) or a CUDA launcher on the current stream of the tensor's
+// device (run_cuda), and the row and pointer helpers. Each op registers a CPU
+// and a CUDA kernel of its own (MY_OPS_IMPL(CPU, m) / MY_OPS_IMPL(CUDA, m)):
+// the dispatcher alone picks the device. Kernel failures come back as status
+// codes and are raised here, after the parallel region (an exception thrown
+// inside a stable-ABI parallel_for loses its text).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <string_view>
 
-#include "../kernels/my_ops_kernels.h"
+#include "../kernels/common.h"
 #include "op_rules.h"
 #include "torch_api.h"
 
@@ -19,24 +23,25 @@ inline int64_t grain_for(int64_t elements_per_item) {
     return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, elements_per_item));
 }
 
-// Runs cpu(begin, end) -> status over [0, count) in chunks of at least `grain`
-// when `on` is a CPU tensor, else cuda(stream) -> cudaError_t once.
-template <typename Cpu, typename Cuda>
-void run_kernel(const OpRules &op, const api::Tensor &on, int64_t count, int64_t grain,
-                const Cpu &cpu, const Cuda &cuda) {
-    if (on.is_cpu()) {
-        if (count == 0) return;
-        std::atomic<int> status{MY_OPS_OK};
-        api::parallel_for(count, std::max<int64_t>(1, grain), [&](int64_t begin, int64_t end) {
-            const int s = cpu(begin, end);
-            if (s != MY_OPS_OK) status.store(s);
-        });
-        const int s = status.load();
-        if (s == MY_OPS_OUT_OF_MEMORY) op.fail("out of memory for the CPU kernel's scratch buffers");
-        if (s != MY_OPS_OK) op.fail("CPU kernel failed with status " + std::to_string(s));
-        return;
-    }
+// Runs cpu(begin, end) -> status over [0, count) in chunks of at least
+// `grain`; nothing when count is 0. The CPU kernel of an op calls this.
+template <typename Cpu>
+void run_cpu(const OpRules &op, int64_t count, int64_t grain, const Cpu &cpu) {
+    if (count == 0) return;
+    std::atomic<int> status{MY_OPS_OK};
+    api::parallel_for(count, std::max<int64_t>(1, grain), [&](int64_t begin, int64_t end) {
+        const int s = cpu(begin, end);
+        if (s != MY_OPS_OK) status.store(s);
+    });
+    const int s = status.load();
+    if (s == MY_OPS_OUT_OF_MEMORY) op.fail("out of memory for the CPU kernel's scratch buffers");
+    if (s != MY_OPS_OK) op.fail("CPU kernel failed with status " + std::to_string(s));
+}
+
 #ifdef MY_OPS_WITH_CUDA
+// Runs cuda(stream) -> cudaError_t once, with `on`'s device current, on that
+// device's current stream. The CUDA kernel of an op calls this.
+template <typename Cuda> void run_cuda(const OpRules &op, const api::Tensor &on, const Cuda &cuda) {
     api::CudaContext context(on.device());
     const int error = cuda(context.stream());
     if (error == MY_OPS_CUDA_NO_KERNEL_IMAGE) {
@@ -52,11 +57,33 @@ void run_kernel(const OpRules &op, const api::Tensor &on, int64_t count, int64_t
                 "wheel covers.");
     }
     if (error != 0) op.fail(std::string("CUDA kernel failed: ") + my_ops_cuda_error_string(error));
-#else
-    (void)cuda;  // never called, so the CUDA launchers need not exist in a CPU-only build
-    op.fail("got a tensor on " + device_text(on) + " but this build of my_ops has no CUDA kernels");
-#endif
 }
+#else
+// A CPU-only build has no CUDA kernels: each op registers this one for CUDA
+// instead (MY_OPS_NO_CUDA_KERNEL below), so a CUDA tensor gets the op's own
+// argument checks, as on the CPU, and then this refusal rather than the
+// dispatcher's "could not run ... with arguments from the 'CUDA' backend".
+
+// An argument as OpRules::check takes it (a str is a std::string_view in the
+// legacy build: copied for the check).
+template <typename A> const A &check_arg(const A &a) { return a; }
+inline std::string check_arg(std::string_view s) { return std::string(s); }
+
+inline const api::Tensor *tensor_arg(const api::Tensor &t) { return &t; }
+template <typename A> const api::Tensor *tensor_arg(const A &) { return nullptr; }
+
+template <const OpRules &op, typename Signature> struct NoCudaKernel;
+template <const OpRules &op, typename Ret, typename... Args>
+struct NoCudaKernel<op, Ret(Args...)> {
+    static Ret kernel(Args... args) {
+        op.check({check_arg(args)...});
+        const api::Tensor *on = nullptr;  // the first tensor: the checks put them all on one device
+        ((on = on ? on : tensor_arg(args)), ...);
+        op.fail("got a tensor on " + device_text(*on) +
+                " but this build of my_ops has no CUDA kernels");
+    }
+};
+#endif
 
 // The distance between the starts of consecutive rows (the leading
 // dimensions flattened) when t's rows can be read in place: the last
@@ -124,7 +151,9 @@ inline int64_t rows_of(const api::Tensor &t) {
 
 }  // namespace my_ops
 
-// Registers one op family's kernels (register_fn(m)) for CPU and CUDA tensors.
-#define MY_OPS_CPU_AND_CUDA(register_fn)   \
-    MY_OPS_IMPL(CPU, m) { register_fn(m); } \
-    MY_OPS_IMPL(CUDA, m) { register_fn(m); }
+#ifndef MY_OPS_WITH_CUDA
+// The CUDA kernel of op `op` (an OpRules) in a CPU-only build, for m.impl:
+// the signature of its CPU kernel `cpu_fn`, its checks, then a refusal.
+#define MY_OPS_NO_CUDA_KERNEL(op, cpu_fn) \
+    MY_OPS_KERNEL((::my_ops::NoCudaKernel<op, decltype(cpu_fn)>::kernel))
+#endif

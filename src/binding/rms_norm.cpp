@@ -1,6 +1,10 @@
-// rms_norm, rms_norm_backward and fused_add_rms_norm: schemas, argument rules
-// and dispatch to the RMSNorm kernels.
+// rms_norm, rms_norm_backward and fused_add_rms_norm: schemas, argument rules,
+// and each op's CPU and CUDA kernel (registered per dispatch key at the end),
+// which share the checks and the preparation of the arguments.
+#include "../kernels/rms_norm.h"
 #include "launch.h"
+
+#include <optional>
 
 namespace my_ops {
 namespace {
@@ -20,12 +24,6 @@ const OpRules fused_add_rms_norm_op(
     "x: dim>=1 written; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
 
-// grad_weight is summed over rows in float32 (float64 for float64).
-api::ScalarType accumulator_of(const Tensor &x) {
-    return x.scalar_type() == api::ScalarType::Double ? api::ScalarType::Double
-                                                      : api::ScalarType::Float;
-}
-
 // A checked weight as the kernels take it (my_ops_rms_norm_weight_ok):
 // contiguous, in x's dtype or, for 16-bit x, float32. A weight wider than
 // that (float64 beside float32 or 16-bit x) is converted to float32 once: the
@@ -41,110 +39,174 @@ KernelWeight kernel_weight(const Tensor &x, const Tensor &weight) {
     return {api::contiguous(api::to_dtype(weight, api::ScalarType::Float)), MY_OPS_FLOAT32};
 }
 
-Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
+// ------------------------------------------------------------ rms_norm --
+
+// rms_norm's arguments, checked, as both its kernels take them.
+struct Forward {
+    Rows xr;
+    Tensor y;
+    int64_t hidden, rows;
+    my_ops_dtype dt;
+};
+
+Forward prepare_rms_norm(const Tensor &x, const Tensor &weight, double eps) {
     rms_norm_op.check({x, weight, eps});
-    const Rows xr = rows_in_place(x);
-    auto y = api::empty(api::sizes_of(x), x.scalar_type(), x);
-    const int64_t hidden = x.size(-1), rows = rows_of(x);
-    if (y.numel() == 0) return y;
-    const auto dt = kernel_dtype(x);
-    const KernelWeight w = kernel_weight(x, weight);
-    run_kernel(
-        rms_norm_op, x, rows, grain_for(hidden),
-        [&](int64_t begin, int64_t end) {
-            return my_ops_rms_norm_cpu(dt, w.dtype, element_ptr(xr.tensor, begin * xr.stride),
-                                       xr.stride, w.tensor.const_data_ptr(),
-                                       mutable_element_ptr(y, begin * hidden), end - begin, hidden,
-                                       eps);
-        },
-        [&](void *stream) {
-            return my_ops_rms_norm_cuda(dt, w.dtype, xr.tensor.const_data_ptr(), xr.stride,
-                                        w.tensor.const_data_ptr(), y.mutable_data_ptr(), rows,
-                                        hidden, eps, stream);
-        });
-    return y;
+    return {rows_in_place(x), api::empty(api::sizes_of(x), x.scalar_type(), x), x.size(-1),
+            rows_of(x), kernel_dtype(x)};
 }
 
-std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor &grad_out, const Tensor &x,
-                                             const Tensor &weight, double eps) {
+Tensor rms_norm_cpu(const Tensor &x, const Tensor &weight, double eps) {
+    Forward f = prepare_rms_norm(x, weight, eps);
+    if (f.y.numel() == 0) return f.y;
+    const KernelWeight w = kernel_weight(x, weight);
+    run_cpu(rms_norm_op, f.rows, grain_for(f.hidden), [&](int64_t begin, int64_t end) {
+        return my_ops_rms_norm_cpu(f.dt, w.dtype, element_ptr(f.xr.tensor, begin * f.xr.stride),
+                                   f.xr.stride, w.tensor.const_data_ptr(),
+                                   mutable_element_ptr(f.y, begin * f.hidden), end - begin,
+                                   f.hidden, eps);
+    });
+    return f.y;
+}
+
+#ifdef MY_OPS_WITH_CUDA
+Tensor rms_norm_cuda(const Tensor &x, const Tensor &weight, double eps) {
+    Forward f = prepare_rms_norm(x, weight, eps);
+    if (f.y.numel() == 0) return f.y;
+    const KernelWeight w = kernel_weight(x, weight);
+    run_cuda(rms_norm_op, x, [&](void *stream) {
+        return my_ops_rms_norm_cuda(f.dt, w.dtype, f.xr.tensor.const_data_ptr(), f.xr.stride,
+                                    w.tensor.const_data_ptr(), f.y.mutable_data_ptr(), f.rows,
+                                    f.hidden, eps, stream);
+    });
+    return f.y;
+}
+#endif
+
+// --------------------------------------------------- rms_norm_backward --
+
+// rms_norm_backward's arguments, checked, as both its kernels take them.
+struct Backward {
+    Rows gr, xr;
+    int64_t hidden, rows;
+    Tensor grad_x;
+    my_ops_dtype dt;
+};
+
+Backward prepare_backward(const Tensor &grad_out, const Tensor &x, const Tensor &weight,
+                          double eps) {
     rms_norm_backward_op.check({grad_out, x, weight, eps});
-    const Rows gr = rows_in_place(grad_out), xr = rows_in_place(x);
-    const int64_t hidden = x.size(-1), rows = rows_of(x);
-    auto grad_x = api::empty(api::sizes_of(x), x.scalar_type(), x);
-    const auto dt = kernel_dtype(x);
-    if (hidden == 0) return {grad_x, api::empty({0}, weight.scalar_type(), weight)};
+    return {rows_in_place(grad_out), rows_in_place(x), x.size(-1), rows_of(x),
+            api::empty(api::sizes_of(x), x.scalar_type(), x), kernel_dtype(x)};
+}
+
+// The weight's gradient of rows of no elements.
+Tensor empty_grad_weight(const Tensor &weight) {
+    return api::empty({0}, weight.scalar_type(), weight);
+}
+
+std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor &grad_out, const Tensor &x,
+                                                 const Tensor &weight, double eps) {
+    Backward b = prepare_backward(grad_out, x, weight, eps);
+    if (b.hidden == 0) return {b.grad_x, empty_grad_weight(weight)};
     const KernelWeight w = kernel_weight(x, weight);
-    if (x.is_cuda()) {
-        // written as the kernels' weight type, converted to the weight's dtype if it is wider
-        auto grad_weight = api::empty({hidden}, w.tensor.scalar_type(), weight);
-        run_kernel(
-            rms_norm_backward_op, x, 0, 1, [](int64_t, int64_t) { return 0; },
-            [&](void *stream) {
-                // per-block partial sums of grad_weight
-                const int64_t partials =
-                    my_ops_rms_norm_backward_cuda_partials(dt, w.dtype, rows, hidden);
-                auto workspace = api::empty({partials, hidden}, accumulator_of(x), x);
-                return my_ops_rms_norm_backward_cuda(
-                    dt, w.dtype, gr.tensor.const_data_ptr(), gr.stride,
-                    xr.tensor.const_data_ptr(), xr.stride, w.tensor.const_data_ptr(),
-                    grad_x.mutable_data_ptr(), grad_weight.mutable_data_ptr(),
-                    workspace.mutable_data_ptr(), partials, rows, hidden, eps, stream);
-            });
-        return {grad_x, api::to_dtype(grad_weight, weight.scalar_type())};
-    }
     // One partial grad_weight row per chunk of rows (the kernel adds to it), summed at the end.
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, api::num_threads()));
-    auto partial = api::zeros({chunks, hidden}, api::ScalarType::Double, x);  // float64 for every dtype
-    run_kernel(
-        rms_norm_backward_op, x, chunks, 1,
-        [&](int64_t begin, int64_t end) {
-            for (int64_t c = begin; c < end; ++c) {
-                const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
-                const int status = my_ops_rms_norm_backward_cpu(
-                    dt, w.dtype, element_ptr(gr.tensor, r0 * gr.stride), gr.stride,
-                    element_ptr(xr.tensor, r0 * xr.stride), xr.stride, w.tensor.const_data_ptr(),
-                    mutable_element_ptr(grad_x, r0 * hidden),
-                    mutable_element_ptr(partial, c * hidden), r1 - r0, hidden, eps);
-                if (status != MY_OPS_OK) return status;
-            }
-            return static_cast<int>(MY_OPS_OK);
-        },
-        [](void *) { return 0; });
-    return {grad_x, api::sum_rows(partial, weight.scalar_type())};
+    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(b.rows, api::num_threads()));
+    // float64 for every dtype
+    auto partial = api::zeros({chunks, b.hidden}, api::ScalarType::Double, x);
+    run_cpu(rms_norm_backward_op, chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+            const int64_t r0 = b.rows * c / chunks, r1 = b.rows * (c + 1) / chunks;
+            const int status = my_ops_rms_norm_backward_cpu(
+                b.dt, w.dtype, element_ptr(b.gr.tensor, r0 * b.gr.stride), b.gr.stride,
+                element_ptr(b.xr.tensor, r0 * b.xr.stride), b.xr.stride, w.tensor.const_data_ptr(),
+                mutable_element_ptr(b.grad_x, r0 * b.hidden),
+                mutable_element_ptr(partial, c * b.hidden), r1 - r0, b.hidden, eps);
+            if (status != MY_OPS_OK) return status;
+        }
+        return static_cast<int>(MY_OPS_OK);
+    });
+    return {b.grad_x, api::sum_rows(partial, weight.scalar_type())};
 }
 
-void fused_add_rms_norm(Tensor x, Tensor residual, const Tensor &weight, double eps) {
-    fused_add_rms_norm_op.check({x, residual, weight, eps});
-    if (x.numel() == 0) return;
-    // Rows are written in place; a layout the kernels cannot walk is worked on
-    // in a contiguous copy, copied back at the end.
-    Rows xr = rows_in_place(x), rr = rows_in_place(residual);
+#ifdef MY_OPS_WITH_CUDA
+// grad_weight is summed over rows in float32 (float64 for float64).
+api::ScalarType accumulator_of(const Tensor &x) {
+    return x.scalar_type() == api::ScalarType::Double ? api::ScalarType::Double
+                                                      : api::ScalarType::Float;
+}
+
+std::tuple<Tensor, Tensor> rms_norm_backward_cuda(const Tensor &grad_out, const Tensor &x,
+                                                  const Tensor &weight, double eps) {
+    Backward b = prepare_backward(grad_out, x, weight, eps);
+    if (b.hidden == 0) return {b.grad_x, empty_grad_weight(weight)};
     const KernelWeight w = kernel_weight(x, weight);
-    const int64_t hidden = x.size(-1), rows = rows_of(x);
-    const auto dt = kernel_dtype(x);
-    run_kernel(
-        fused_add_rms_norm_op, x, rows, grain_for(hidden),
-        [&](int64_t begin, int64_t end) {
-            return my_ops_fused_add_rms_norm_cpu(
-                dt, w.dtype, mutable_element_ptr(xr.tensor, begin * xr.stride), xr.stride,
-                mutable_element_ptr(rr.tensor, begin * rr.stride), rr.stride,
-                w.tensor.const_data_ptr(), end - begin, hidden, eps);
-        },
-        [&](void *stream) {
-            return my_ops_fused_add_rms_norm_cuda(dt, w.dtype, xr.tensor.mutable_data_ptr(),
-                                                  xr.stride, rr.tensor.mutable_data_ptr(),
-                                                  rr.stride, w.tensor.const_data_ptr(), rows,
-                                                  hidden, eps, stream);
-        });
-    if (xr.copied) api::copy_(x, xr.tensor);
-    if (rr.copied) api::copy_(residual, rr.tensor);
+    // written as the kernels' weight type, converted to the weight's dtype if it is wider
+    auto grad_weight = api::empty({b.hidden}, w.tensor.scalar_type(), weight);
+    run_cuda(rms_norm_backward_op, x, [&](void *stream) {
+        // per-block partial sums of grad_weight, on the device run_cuda made current
+        const int64_t partials =
+            my_ops_rms_norm_backward_cuda_partials(b.dt, w.dtype, b.rows, b.hidden);
+        auto workspace = api::empty({partials, b.hidden}, accumulator_of(x), x);
+        return my_ops_rms_norm_backward_cuda(
+            b.dt, w.dtype, b.gr.tensor.const_data_ptr(), b.gr.stride, b.xr.tensor.const_data_ptr(),
+            b.xr.stride, w.tensor.const_data_ptr(), b.grad_x.mutable_data_ptr(),
+            grad_weight.mutable_data_ptr(), workspace.mutable_data_ptr(), partials, b.rows,
+            b.hidden, eps, stream);
+    });
+    return {b.grad_x, api::to_dtype(grad_weight, weight.scalar_type())};
+}
+#endif
+
+// -------------------------------------------------- fused_add_rms_norm --
+
+// fused_add_rms_norm's arguments, checked, as both its kernels take them;
+// none when there is nothing to do. Rows are written in place; a layout the
+// kernels cannot walk is worked on in a contiguous copy (copy_back).
+struct FusedAdd {
+    Rows xr, rr;
+    KernelWeight w;
+    int64_t hidden, rows;
+    my_ops_dtype dt;
+};
+
+std::optional<FusedAdd> prepare_fused_add(const Tensor &x, const Tensor &residual,
+                                          const Tensor &weight, double eps) {
+    fused_add_rms_norm_op.check({x, residual, weight, eps});
+    if (x.numel() == 0) return std::nullopt;
+    return FusedAdd{rows_in_place(x), rows_in_place(residual), kernel_weight(x, weight),
+                    x.size(-1), rows_of(x), kernel_dtype(x)};
 }
 
-template <typename Library> void register_kernels(Library &m) {
-    m.impl("rms_norm", MY_OPS_KERNEL(rms_norm));
-    m.impl("rms_norm_backward", MY_OPS_KERNEL(rms_norm_backward));
-    m.impl("fused_add_rms_norm", MY_OPS_KERNEL(fused_add_rms_norm));
+void copy_back(const FusedAdd &f, Tensor &x, Tensor &residual) {
+    if (f.xr.copied) api::copy_(x, f.xr.tensor);
+    if (f.rr.copied) api::copy_(residual, f.rr.tensor);
 }
+
+void fused_add_rms_norm_cpu(Tensor x, Tensor residual, const Tensor &weight, double eps) {
+    std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps);
+    if (!f) return;
+    run_cpu(fused_add_rms_norm_op, f->rows, grain_for(f->hidden), [&](int64_t begin, int64_t end) {
+        return my_ops_fused_add_rms_norm_cpu(
+            f->dt, f->w.dtype, mutable_element_ptr(f->xr.tensor, begin * f->xr.stride),
+            f->xr.stride, mutable_element_ptr(f->rr.tensor, begin * f->rr.stride), f->rr.stride,
+            f->w.tensor.const_data_ptr(), end - begin, f->hidden, eps);
+    });
+    copy_back(*f, x, residual);
+}
+
+#ifdef MY_OPS_WITH_CUDA
+void fused_add_rms_norm_cuda(Tensor x, Tensor residual, const Tensor &weight, double eps) {
+    std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps);
+    if (!f) return;
+    run_cuda(fused_add_rms_norm_op, x, [&](void *stream) {
+        return my_ops_fused_add_rms_norm_cuda(f->dt, f->w.dtype, f->xr.tensor.mutable_data_ptr(),
+                                              f->xr.stride, f->rr.tensor.mutable_data_ptr(),
+                                              f->rr.stride, f->w.tensor.const_data_ptr(), f->rows,
+                                              f->hidden, eps, stream);
+    });
+    copy_back(*f, x, residual);
+}
+#endif
 
 }  // namespace
 }  // namespace my_ops
@@ -154,4 +216,25 @@ MY_OPS_FRAGMENT(m) {
                            &my_ops::fused_add_rms_norm_op})
         m.def(op->schema());
 }
-MY_OPS_CPU_AND_CUDA(my_ops::register_kernels)
+
+MY_OPS_IMPL(CPU, m) {
+    m.impl("rms_norm", MY_OPS_KERNEL(my_ops::rms_norm_cpu));
+    m.impl("rms_norm_backward", MY_OPS_KERNEL(my_ops::rms_norm_backward_cpu));
+    m.impl("fused_add_rms_norm", MY_OPS_KERNEL(my_ops::fused_add_rms_norm_cpu));
+}
+
+#ifdef MY_OPS_WITH_CUDA
+MY_OPS_IMPL(CUDA, m) {
+    m.impl("rms_norm", MY_OPS_KERNEL(my_ops::rms_norm_cuda));
+    m.impl("rms_norm_backward", MY_OPS_KERNEL(my_ops::rms_norm_backward_cuda));
+    m.impl("fused_add_rms_norm", MY_OPS_KERNEL(my_ops::fused_add_rms_norm_cuda));
+}
+#else
+MY_OPS_IMPL(CUDA, m) {
+    m.impl("rms_norm", MY_OPS_NO_CUDA_KERNEL(my_ops::rms_norm_op, my_ops::rms_norm_cpu));
+    m.impl("rms_norm_backward",
+           MY_OPS_NO_CUDA_KERNEL(my_ops::rms_norm_backward_op, my_ops::rms_norm_backward_cpu));
+    m.impl("fused_add_rms_norm",
+           MY_OPS_NO_CUDA_KERNEL(my_ops::fused_add_rms_norm_op, my_ops::fused_add_rms_norm_cpu));
+}
+#endif

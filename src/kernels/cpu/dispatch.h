@@ -1,15 +1,15 @@
 /*
- * One kernel body, four element types. A kernel file writes its body once as
- * a macro over (SUFFIX, T, ACC, LOAD, STORE), instantiates it for every dtype
- * with MY_OPS_FOR_EACH_DTYPE, and picks the instance at run time with
- * MY_OPS_DISPATCH. T is the storage type, ACC the arithmetic type.
+ * One kernel body, four element types. A kernel file writes its body once in
+ * a *_impl.h file over (SUFFIX, T, ACC, LOAD, STORE), instantiates it for
+ * every dtype by including for_each_dtype.h, and picks the instance at run
+ * time with MY_OPS_DISPATCH. T is the storage type, ACC the arithmetic type.
  */
 #ifndef MY_OPS_CPU_DISPATCH_H
 #define MY_OPS_CPU_DISPATCH_H
 
 #include <math.h>
 
-#include "../my_ops_kernels.h"
+#include "../common.h"
 #include "dtype_convert.h"
 #include "exp_f32.h"
 
@@ -18,11 +18,11 @@ static inline float my_ops_store_f32(float v) { return v; }
 static inline double my_ops_load_f64(double v) { return v; }
 static inline double my_ops_store_f64(double v) { return v; }
 
-#define MY_OPS_FOR_EACH_DTYPE(X)                                                   \
-    X(f32, float, float, my_ops_load_f32, my_ops_store_f32)                        \
-    X(f64, double, double, my_ops_load_f64, my_ops_store_f64)                      \
-    X(f16, uint16_t, float, my_ops_half_to_float, my_ops_float_to_half)            \
-    X(bf16, uint16_t, float, my_ops_bf16_to_float, my_ops_float_to_bf16)
+/* Token pasting after macro expansion: MY_OPS_CAT(silu_, ACC) is silu_float. */
+#define MY_OPS_CAT_(a, b) a##b
+#define MY_OPS_CAT(a, b) MY_OPS_CAT_(a, b)
+/* The name of a *_impl.h function for the dtype being instantiated: base_SUFFIX. */
+#define MY_OPS_NAME(base) MY_OPS_CAT(MY_OPS_CAT(base, _), SUFFIX)
 
 /* `CALL(suffix)` must be an expression returning int (a my_ops_status). */
 #define MY_OPS_DISPATCH(dtype, CALL)                                               \

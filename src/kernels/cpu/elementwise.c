@@ -1,4 +1,5 @@
 /* Element-wise CPU kernels: short_kernel, mul, muladd, add. */
+#include "../elementwise.h"
 #include "dispatch.h"
 
 size_t my_ops_dtype_size(my_ops_dtype dtype) {
@@ -11,28 +12,10 @@ size_t my_ops_dtype_size(my_ops_dtype dtype) {
     return 0;
 }
 
-#define DEFINE_ELEMENTWISE(S, T, ACC, LOAD, STORE)                                       \
-    static int short_kernel_##S(const T *x, T *out, int64_t n) {                         \
-        const ACC scale = (ACC)MY_OPS_SHORT_KERNEL_SCALE;                                \
-        for (int64_t i = 0; i < n; ++i) out[i] = STORE(LOAD(x[i]) * scale);              \
-        return MY_OPS_OK;                                                                \
-    }                                                                                    \
-    static int mul_##S(const T *a, const T *b, T *out, int64_t n) {                      \
-        for (int64_t i = 0; i < n; ++i) out[i] = STORE(LOAD(a[i]) * LOAD(b[i]));         \
-        return MY_OPS_OK;                                                                \
-    }                                                                                    \
-    static int muladd_##S(const T *a, const T *b, double c, T *out, int64_t n) {         \
-        const ACC addend = (ACC)c;                                                       \
-        for (int64_t i = 0; i < n; ++i)                                                  \
-            out[i] = STORE(LOAD(a[i]) * LOAD(b[i]) + addend);                            \
-        return MY_OPS_OK;                                                                \
-    }                                                                                    \
-    static int add_##S(const T *a, const T *b, T *out, int64_t n) {                      \
-        for (int64_t i = 0; i < n; ++i) out[i] = STORE(LOAD(a[i]) + LOAD(b[i]));         \
-        return MY_OPS_OK;                                                                \
-    }
-
-MY_OPS_FOR_EACH_DTYPE(DEFINE_ELEMENTWISE)
+/* short_kernel_f32, mul_f32, muladd_f32, add_f32 .. the same for bf16 */
+#define MY_OPS_IMPL "elementwise_impl.h"
+#include "for_each_dtype.h"
+#undef MY_OPS_IMPL
 
 int my_ops_short_kernel_cpu(my_ops_dtype dtype, const void *x, void *out, int64_t n) {
 #define CALL(S) short_kernel_##S(x, out, n)

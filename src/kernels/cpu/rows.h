@@ -50,28 +50,12 @@ static inline void my_ops_free_scratch(void **slots, int count) {
  */
 #define MY_OPS_SUM_BLOCK 64
 
-/* sum of a[j] * b[j] (a == b: the sum of squares) */
-#define MY_OPS_DEFINE_ROW_DOT(ACC)                                                     \
-    static inline double my_ops_dot_##ACC(const ACC *a, const ACC *b, int64_t n) {     \
-        double total = 0;                                                              \
-        for (int64_t start = 0; start < n; start += MY_OPS_SUM_BLOCK) {                \
-            const int64_t end = n - start < MY_OPS_SUM_BLOCK ? n : start + MY_OPS_SUM_BLOCK; \
-            ACC partial[8] = {0};                                                      \
-            int64_t j = start;                                                         \
-            for (; j + 8 <= end; j += 8)                                               \
-                for (int lane = 0; lane < 8; ++lane) partial[lane] += a[j + lane] * b[j + lane]; \
-            ACC block = 0;                                                             \
-            for (int lane = 0; lane < 8; ++lane) block += partial[lane];               \
-            for (; j < end; ++j) block += a[j] * b[j];                                 \
-            total += (double)block;                                                    \
-        }                                                                              \
-        return total;                                                                  \
-    }                                                                                  \
-    static inline double my_ops_sum_of_squares_##ACC(const ACC *row, int64_t n) {      \
-        return my_ops_dot_##ACC(row, row, n);                                          \
-    }
-MY_OPS_DEFINE_ROW_DOT(float)
-MY_OPS_DEFINE_ROW_DOT(double)
-#undef MY_OPS_DEFINE_ROW_DOT
+/* my_ops_dot_float, my_ops_sum_of_squares_float and the same for double */
+#define ACC float
+#include "row_dot_impl.h"
+#undef ACC
+#define ACC double
+#include "row_dot_impl.h"
+#undef ACC
 
 #endif /* MY_OPS_CPU_ROWS_H */

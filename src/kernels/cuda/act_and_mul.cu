@@ -6,6 +6,7 @@
 // pointers are aligned: a 2D grid, x across a row's vectors (U per thread),
 // y down the rows; no index division. Otherwise a grid-stride loop over
 // scalar elements.
+#include "../act_and_mul.h"
 #include "common.cuh"
 
 namespace my_ops {
@@ -63,7 +64,7 @@ struct GeluTanh {
 constexpr int kThreads = 256;
 
 // Vectors per thread: two keep more loads in flight on large inputs (measured
-// 5% faster at [16384, 2x8192]); one has the shorter latency that small
+// faster; see benchmarks/NOTES.md); one has the shorter latency that small
 // (decode-sized) inputs are bound by.
 inline int unroll_for(int64_t vectors) { return vectors >= int64_t(sm_count()) * 4096 ? 2 : 1; }
 

@@ -1,6 +1,6 @@
 // Shared pieces of the CUDA kernels: element types, 16-byte vectors, block
 // reductions, launch helpers and the dtype -> template dispatch.
-// No torch header here: the launchers are called through my_ops_kernels.h.
+// No torch header here: the launchers are declared in ../<family>.h, in C.
 #ifndef MY_OPS_CUDA_COMMON_CUH
 #define MY_OPS_CUDA_COMMON_CUH
 
@@ -9,7 +9,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "../my_ops_kernels.h"
+#include "../common.h"
 
 namespace my_ops {
 
@@ -39,8 +39,8 @@ __device__ __forceinline__ double exp_acc(double v) { return exp(v); }
 // reciprocal (2 ulp; 0 above 2^126, where 1 / v is below float's normal range
 // anyway) for float, exact division for double. __frcp_rn, the IEEE-rounded
 // reciprocal, costs a range check and a slow-path branch per element:
-// silu_and_mul's backward ran at 88% of copy with it (508.7 us at
-// [16384, 2 x 8192] bf16, against 447.2 us for the tanh GELU's).
+// silu_and_mul's backward measured well below copy speed with it, and
+// slower than the tanh GELU's (see benchmarks/NOTES.md).
 __device__ __forceinline__ float reciprocal(float v) { return __fdividef(1.0f, v); }
 __device__ __forceinline__ double reciprocal(double v) { return 1.0 / v; }
 

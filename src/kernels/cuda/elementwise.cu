@@ -1,6 +1,7 @@
 // Element-wise CUDA kernels: short_kernel, mul, muladd, add.
 // One grid-stride kernel per op: 16-byte vectors when every pointer is
 // aligned, then a scalar tail; a scalar loop for unaligned views.
+#include "../elementwise.h"
 #include "common.cuh"
 
 namespace my_ops {

@@ -5,6 +5,7 @@
 // memory reads are conflict-free and the stores to c are coalesced).
 // Accumulates in float32 (float64 for float64). Bounds-checked on every
 // edge, so any m, k, n works.
+#include "../matmul.h"
 #include "common.cuh"
 
 namespace my_ops {

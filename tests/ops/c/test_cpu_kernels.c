@@ -11,7 +11,10 @@
 
 #include "../../../src/kernels/cpu/dtype_convert.h"
 #include "../../../src/kernels/cpu/exp_f32.h"
-#include "../../../src/kernels/my_ops_kernels.h"
+#include "../../../src/kernels/act_and_mul.h"
+#include "../../../src/kernels/elementwise.h"
+#include "../../../src/kernels/matmul.h"
+#include "../../../src/kernels/rms_norm.h"
 
 static int checks_run = 0;
 static int checks_failed = 0;

@@ -1,48 +1,24 @@
-// RMSNorm on CUDA: forward, backward (dx and dweight), fused residual add.
-//
-// Inputs are rows with a row stride (a slice of a wider tensor is read in
-// place); outputs are dense. Three paths, chosen per call:
-//   - rows of at most 32 16-byte vectors (hidden <= 256 in bf16, the q/k-norm
-//     of attention heads): a group of lanes of one warp per row (rows.cuh);
-//   - longer rows: the row held in registers as vectors, so each input byte
-//     is read from device memory once; nv vectors per thread over up to 256
-//     threads, more threads for longer rows (the *_layout functions below).
-//     Rows that are not a whole number of 16-byte vectors, or not aligned to
-//     16 bytes, are held as the aligned vectors that cover them;
-//   - anything else: a generic kernel that reads the row twice (the second
-//     read mostly hits L1/L2).
-// The forward and fused-add kernels share their bodies: kAdd adds the
-// residual first (and writes it back). Measurements behind each choice:
-// benchmarks/NOTES.md.
-//
-// Every kernel takes the rows' element type T and the weight's W: T, or float
-// with 16-bit rows (mixed precision: float32 parameters, 16-bit activations;
-// my_ops_rms_norm_weight_ok). A float weight is used as it is, never rounded
-// to T; the weight of one 16-byte vector of rows is then 32 bytes (WeightVec).
-#include <algorithm>
-
-#include "rows.cuh"
+// RMSNorm forward on CUDA (the paths and the weight types: rms_norm.cuh):
+// y = rms_norm(x), or residual += x; x = rms_norm(residual) (the fused add).
+#include "rms_norm.cuh"
 
 namespace my_ops {
 namespace {
 
-constexpr int kGenericThreads = 256;
-
-// The layouts of each kernel family, from benchmarks/tuning/layouts.cu on an
-// H100 (the backward's from its first version, commit 7fa90a3). Up to 256
+// The forward layouts, from benchmarks/tuning/layouts.cu on an H100. Up to 256
 // threads; rows longer than that take 1024 threads (rms_norm forward) or 512
-// with 4-8 vectors each (the fused add and the backward, which hold more per
-// vector: measured 9% faster for the fused add at hidden 16384 than 256
-// threads of 8). Few rows: as many threads as the row allows.
+// with 4-8 vectors each (the fused add, like the backward, which hold more per
+// vector: for the fused add's long rows measured faster than 256 threads of 8;
+// see benchmarks/NOTES.md). Few rows: as many threads as the row allows.
 template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
     if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
     return kAdd ? row_layout(nvec, 1, 4, 512, 4) : row_layout(nvec, 1, 8, 1024, 4);
 }
 // Unaligned rows, by their covering vectors. The covering-vector kernels hide
-// latency only with many threads per multiprocessor: two vectors per thread
-// with at most 42 registers (unaligned_min_blocks) beat four with 58 (hidden
-// 4097 in bf16: 83% of copy against 76%; 2881: 87% against 78%), one below
-// 160 vectors, four from 1024 on (layouts.cu's sweep). Their weight copy in
+// latency only with many threads per multiprocessor: two vectors per thread,
+// with the registers capped by unaligned_min_blocks, measured faster than four
+// with the registers ptxas picks (see benchmarks/NOTES.md); one below 160
+// vectors, four from 1024 on (layouts.cu's sweep). Their weight copy in
 // shared memory stays within the 48 KiB a kernel gets without opting in (a
 // float weight of 16-bit rows takes twice the bytes: from half the width on,
 // those rows take the generic kernel).
@@ -58,7 +34,6 @@ template <int NV, int kMaxThreads> constexpr int unaligned_min_blocks() {
     return NV == 2 ? 1536 / kMaxThreads : (NV == 4 && kMaxThreads == 512 ? 2 : 1);
 }
 constexpr size_t kUnalignedSharedBytes = 48 * 1024 - 1024;
-inline RowLayout backward_layout(int64_t nvec) { return row_layout(nvec, 1, 4, 512, 4); }
 
 using RmsNormLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
                                Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
@@ -67,21 +42,10 @@ using FusedAddLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, 
                                 Layout<8, 1024>>;
 using UnalignedLayouts =
     Layouts<Layout<1, 256>, Layout<2, 256>, Layout<2, 512>, Layout<4, 512>, Layout<4, 1024>>;
-using BackwardLayouts =
-    Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>, Layout<8, 512>>;
 
 template <bool kAdd> struct ForwardLayouts;
 template <> struct ForwardLayouts<false> { using type = RmsNormLayouts; };
 template <> struct ForwardLayouts<true> { using type = FusedAddLayouts; };
-
-// The weights of one vector of T, stored as W: a 16-byte vector when W is T,
-// two when W is float and T 16-bit. Aligned to 16 bytes only (not to its
-// size): the launchers check 16-byte alignment, and a view of a float weight
-// may start at any multiple of 16 bytes.
-template <typename T, typename W> struct alignas(16) WeightVec {
-    static constexpr int size = Vec<T>::size;
-    W v[size];
-};
 
 // The row a forward kernel normalises: x's row, or (kAdd) x + residual
 // rounded to T and written back to the residual, which holds T values.
@@ -119,11 +83,11 @@ __device__ __forceinline__ V normalized(const V v, const WV w, acc_t<T> rstd) {
     return out;
 }
 
-// ------------------------------------------------------------- forward --
+// ------------------------------------------------------------- kernels --
 // y = rms_norm(x) (kAdd false), or residual += x; x = rms_norm(residual)
 // (kAdd true: y is x). Each kernel body is a __device__ function with two
 // entry points: rms_norm's, whose pointers are __restrict__ (so loads can take
-// the read-only path; on the H100 190 -> 183 us at [32768, 4096] bf16), and the
+// the read-only path: measured faster; see benchmarks/NOTES.md), and the
 // fused add's, whose x is also its output.
 #define MY_OPS_FORWARD_ENTRIES(NAME, TEMPLATE_PARAMS, TEMPLATE_ARGS, BOUND)                        \
     template <TEMPLATE_PARAMS>                                                                   \
@@ -378,8 +342,8 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
         return offset(p, x) % 16 == 0 && ((stride - x_stride) * int64_t(sizeof(T))) % 16 == 0;
     };
     // The output must be in x's phase too: stored element by element instead,
-    // a [32768, 4096] view at a 2-byte offset took 669 us, the generic kernel's
-    // two passes ~360 us.
+    // a view at a 2-byte offset measured much slower than the generic kernel's
+    // two passes (see benchmarks/NOTES.md).
     const bool phases_match = kAdd ? in_phase(residual, res_stride) : in_phase(y, y_stride);
     const int64_t covering_vectors = ceil_div(hidden + P - 1, P);
     const RowLayout covering = unaligned_layout(covering_vectors);
@@ -427,360 +391,16 @@ int fused_add_rms_norm(void *x, int64_t x_stride, void *residual, int64_t res_st
                                      hidden, eps, cudaStream_t(stream));
 }
 
-// ------------------------------------------------------------ backward --
-// dx = rstd * w * dy - x * rstd^3 / hidden * sum(w * dy * x)
-// dweight = sum over rows of dy * x * rstd: each block accumulates its rows
-// into one row of `partial`, then sum_partials_kernel adds the rows up.
-
-// One vector's part of the two row sums: sum(x^2) and sum(dy * w * x).
-template <typename T, typename V, typename WV>
-__device__ __forceinline__ void add_backward_sums(const V &x, const V &dy, const WV &w,
-                                                  acc_t<T> &sum_sq, acc_t<T> &dot) {
-#pragma unroll
-    for (int e = 0; e < V::size; ++e) {
-        const acc_t<T> xa = to_acc(x.v[e]);
-        sum_sq += xa * xa;
-        dot += to_acc(dy.v[e]) * to_acc(w.v[e]) * xa;
-    }
-}
-
-// One vector of dx, and its columns' dweight terms added to dweight.
-template <typename T, typename V, typename WV>
-__device__ __forceinline__ V backward_dx(const V &x, const V &dy, const WV &w, acc_t<T> rstd,
-                                         acc_t<T> coef, acc_t<T> (&dweight)[V::size]) {
-    V out;
-#pragma unroll
-    for (int e = 0; e < V::size; ++e) {
-        const acc_t<T> xa = to_acc(x.v[e]), dya = to_acc(dy.v[e]);
-        out.v[e] = from_acc<T>(rstd * to_acc(w.v[e]) * dya - coef * xa);
-        dweight[e] += dya * xa * rstd;
-    }
-    return out;
-}
-
-// A persistent grid (as many blocks as fit on the device at once) walks the
-// rows, so each block's dweight sums stay in registers until the end. With at
-// most 256 threads the next row's loads are issued before this row's
-// reduction, so they are in flight while the block waits at its barriers.
-// __launch_bounds__'s minimum of resident blocks for the vector kernel: none,
-// but one for a float weight beside 16-bit rows at 8 vectors per thread, where
-// without it ptxas chose half the registers the launch bound allows and spilled
-// more than the same layout with a 16-bit weight.
-template <typename T, typename W, int NV> constexpr int backward_min_blocks() {
-    return !std::is_same<T, W>::value && NV == 8 ? 1 : 0;
-}
-
-template <typename T, typename W, int NV, int kMaxThreads>
-__global__ void __launch_bounds__(kMaxThreads, (backward_min_blocks<T, W, NV>()))
-rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
-                             const T *__restrict__ x, int64_t x_stride,
-                             const W *__restrict__ weight, T *__restrict__ grad_x,
-                             acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
-                             acc_t<T> eps) {
-    using A = acc_t<T>;
-    using V = Vec<T>;
-    using WV = WeightVec<T, W>;
-    // Layouts of more than kRowThreads threads (4-8 vectors each) have no
-    // registers to spare for the next row or for holding the weight
-    // (measured: spills cost more than the reloads). Nor has a float weight
-    // beside 16-bit rows, twice the registers of theirs: measured slower held
-    // than read again from L1 for each row.
-    constexpr bool kPrefetch = kMaxThreads <= kRowThreads;
-    constexpr bool kHoldWeight = kPrefetch && std::is_same<T, W>::value;
-    const int nvec = int(hidden / V::size);
-    const WV *w_row = reinterpret_cast<const WV *>(weight);
-    WV w_held[kHoldWeight ? NV : 1];  // this thread's weight vectors, the same for every row
-    A dweight[NV][V::size];
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        const int i = threadIdx.x + k * blockDim.x;
-        if constexpr (kHoldWeight)
-            if (i < nvec) w_held[k] = w_row[i];
-#pragma unroll
-        for (int e = 0; e < V::size; ++e) dweight[k][e] = 0;
-    }
-    auto weight_vec = [&](int k, int i) -> WV {
-        if constexpr (kHoldWeight) return w_held[k];
-        else return w_row[i];
-    };
-
-    __shared__ Pair2<A> pair_scratch[32];
-    int64_t row = blockIdx.x;
-    V xs[NV], dys[NV], next_x[kPrefetch ? NV : 1], next_dy[kPrefetch ? NV : 1];
-    auto load = [&](V(&x_held)[NV], V(&dy_held)[NV], int64_t r) {
-        load_row(x_held, reinterpret_cast<const V *>(x + r * x_stride), nvec);
-        load_row(dy_held, reinterpret_cast<const V *>(grad_out + r * dy_stride), nvec);
-    };
-    if constexpr (kPrefetch)
-        if (row < rows) load(xs, dys, row);
-    for (; row < rows; row += gridDim.x) {
-        if constexpr (kPrefetch) {
-            if (row + gridDim.x < rows) load(next_x, next_dy, row + gridDim.x);
-        } else {
-            load(xs, dys, row);
-        }
-        A sum_sq = 0, dot = 0;
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) add_backward_sums<T>(xs[k], dys[k], weight_vec(k, i), sum_sq, dot);
-        }
-        const Pair2<A> sums = block_sum2(sum_sq, dot, pair_scratch);
-        const A rstd = reciprocal_sqrt(sums.a / A(hidden) + eps);
-        const A coef = sums.b * rstd * rstd * rstd / A(hidden);
-        V *dx_row = reinterpret_cast<V *>(grad_x + row * hidden);
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) dx_row[i] = backward_dx<T>(xs[k], dys[k], weight_vec(k, i), rstd, coef, dweight[k]);
-        }
-        if constexpr (kPrefetch)
-#pragma unroll
-            for (int k = 0; k < NV; ++k) {
-                xs[k] = next_x[k];
-                dys[k] = next_dy[k];
-            }
-    }
-    A *my_partial = partial + int64_t(blockIdx.x) * hidden;
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        const int i = threadIdx.x + k * blockDim.x;
-        if (i < nvec)
-#pragma unroll
-            for (int e = 0; e < V::size; ++e) my_partial[int64_t(i) * V::size + e] = dweight[k][e];
-    }
-}
-
-// Narrow rows (rows.cuh): each lane keeps the dweight sums of its vector's
-// columns over the rows its group walks; at the end the block's groups add
-// theirs up in shared memory and the block writes one partial row.
-template <typename T, typename W, int G>
-__global__ void __launch_bounds__(kGroupThreads)
-rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
-                               const T *__restrict__ x, int64_t x_stride,
-                               const W *__restrict__ weight, T *__restrict__ grad_x,
-                               acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
-                               acc_t<T> eps) {
-    using A = acc_t<T>;
-    using V = Vec<T>;
-    constexpr int kGroups = kGroupThreads / G;
-    __shared__ A group_sums[kGroups][G * V::size];
-    const int nvec = int(hidden / V::size);
-    const int lane = threadIdx.x % G;
-    WeightVec<T, W> w;
-    if (lane < nvec) w = reinterpret_cast<const WeightVec<T, W> *>(weight)[lane];
-    A dweight[V::size];
-#pragma unroll
-    for (int e = 0; e < V::size; ++e) dweight[e] = 0;
-    for_each_group_row<G>(rows, [&](int64_t row, bool in_range) {
-        const bool mine = in_range && lane < nvec;
-        V xv, dyv;
-        A sum_sq = 0, dot = 0;
-        if (mine) {
-            xv = reinterpret_cast<const V *>(x + row * x_stride)[lane];
-            dyv = reinterpret_cast<const V *>(grad_out + row * dy_stride)[lane];
-            add_backward_sums<T>(xv, dyv, w, sum_sq, dot);
-        }
-        sum_sq = group_sum<G>(sum_sq);
-        dot = group_sum<G>(dot);
-        if (mine) {
-            const A rstd = reciprocal_sqrt(sum_sq / A(hidden) + eps);
-            const A coef = dot * rstd * rstd * rstd / A(hidden);
-            reinterpret_cast<V *>(grad_x + row * hidden)[lane] = backward_dx<T>(xv, dyv, w, rstd, coef, dweight);
-        }
-    });
-#pragma unroll
-    for (int e = 0; e < V::size; ++e) group_sums[threadIdx.x / G][lane * V::size + e] = dweight[e];
-    __syncthreads();
-    for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
-        A total = 0;
-        for (int g = 0; g < kGroups; ++g) total += group_sums[g][j];
-        partial[int64_t(blockIdx.x) * hidden + j] = total;
-    }
-}
-
-template <typename T, typename W>
-__global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out,
-                                                 int64_t dy_stride, const T *__restrict__ x,
-                                                 int64_t x_stride, const W *__restrict__ weight,
-                                                 T *__restrict__ grad_x,
-                                                 acc_t<T> *__restrict__ partial, int64_t rows,
-                                                 int64_t hidden, acc_t<T> eps) {
-    using A = acc_t<T>;
-    __shared__ A scratch[32];
-    // Each thread owns columns threadIdx.x + k * blockDim.x of this block's partial row.
-    A *my_partial = partial + int64_t(blockIdx.x) * hidden;
-    for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) my_partial[j] = 0;
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const T *x_row = x + row * x_stride;
-        const T *dy_row = grad_out + row * dy_stride;
-        A sum_sq = 0, dot = 0;
-        for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
-            const A xv = to_acc(x_row[j]);
-            sum_sq += xv * xv;
-            dot += to_acc(dy_row[j]) * to_acc(weight[j]) * xv;
-        }
-        sum_sq = block_sum(sum_sq, scratch);
-        dot = block_sum(dot, scratch);
-        const A rstd = reciprocal_sqrt(sum_sq / A(hidden) + eps);
-        const A coef = dot * rstd * rstd * rstd / A(hidden);
-        for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
-            const A xv = to_acc(x_row[j]), dyv = to_acc(dy_row[j]);
-            grad_x[row * hidden + j] = from_acc<T>(rstd * to_acc(weight[j]) * dyv - coef * xv);
-            my_partial[j] += dyv * xv * rstd;
-        }
-    }
-}
-
-// grad_weight[j] = sum over p of partial[p, j], written as the weight's type W.
-// Block: 32 columns x 16 slices of p.
-template <typename T, typename W>
-__global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, W *__restrict__ out,
-                                    int64_t partials, int64_t hidden) {
-    using A = acc_t<T>;
-    __shared__ A sums[16][33];
-    const int64_t j = int64_t(blockIdx.x) * 32 + threadIdx.x;
-    A s = 0;
-    if (j < hidden)
-        for (int64_t p = threadIdx.y; p < partials; p += 16) s += partial[p * hidden + j];
-    sums[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && j < hidden) {
-        A total = 0;
-#pragma unroll
-        for (int y = 0; y < 16; ++y) total += sums[y][threadIdx.x];
-        out[j] = from_acc<W>(total);
-    }
-}
-
-// Blocks of the backward kernel that fit on the device at once (at least one
-// per multiprocessor), no more than there is work for: each block adds one
-// row of partial dweight sums, so a grid that runs in one wave keeps that small.
-template <typename T, typename W> int64_t rms_norm_backward_partials(int64_t rows, int64_t hidden) {
-    const int64_t nvec = hidden / Vec<T>::size;
-    const int g = hidden % Vec<T>::size == 0 ? group_size(nvec) : 0;
-    int per_sm = 0;
-    int64_t work = rows;  // rows, or groups of rows for the narrow-row kernel
-    auto occupancy = [&](const void *kernel, int threads) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) !=
-            cudaSuccess)
-            per_sm = 0;
-    };
-    if (g > 0) {
-        AllGroupSizes::launch(g, [&](auto G) {
-            occupancy(reinterpret_cast<const void *>(
-                          rms_norm_backward_group_kernel<T, W, decltype(G)::value>),
-                      kGroupThreads);
-            work = ceil_div(rows, kGroupThreads / decltype(G)::value);
-        });
-    } else {
-        const RowLayout layout = backward_layout(nvec);
-        if (layout.nv > 0)
-            BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
-                occupancy(reinterpret_cast<const void *>(
-                              rms_norm_backward_vec_kernel<T, W, decltype(nv)::value,
-                                                           decltype(max_threads)::value>),
-                          layout.threads);
-            });
-    }
-    const int64_t blocks = int64_t(sm_count()) * (per_sm > 0 ? per_sm : 2048 / kGenericThreads);
-    return work < blocks ? (work > 0 ? work : 1) : blocks;
-}
-
-template <typename T, typename W>
-int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, int64_t x_stride,
-                      const void *weight, void *grad_x, void *grad_weight, void *workspace,
-                      int64_t partials, int64_t rows, int64_t hidden, double eps, void *stream) {
-    if (hidden == 0) return 0;
-    auto s = cudaStream_t(stream);
-    using A = acc_t<T>;
-    auto *partial = static_cast<A *>(workspace);
-    auto *gw = static_cast<W *>(grad_weight);
-    if (rows == 0) {  // grad_weight of no rows is zero
-        sum_partials_kernel<T, W><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
-            partial, gw, 0, hidden);
-        return int(cudaGetLastError());
-    }
-    const auto *dy = static_cast<const T *>(grad_out);
-    const auto *xt = static_cast<const T *>(x);
-    const auto *wt = static_cast<const W *>(weight);
-    auto *dx = static_cast<T *>(grad_x);
-    const A e = A(eps);
-    const unsigned grid = unsigned(partials);
-    const int64_t nvec = hidden / Vec<T>::size;
-    const bool vec =
-        vectorizable<T>(hidden, {{grad_out, dy_stride}, {x, x_stride}, {weight, 0}, {grad_x, hidden}});
-    const int g = vec ? group_size(nvec) : 0;
-    const RowLayout layout = backward_layout(nvec);
-    if (g > 0) {
-        AllGroupSizes::launch(g, [&](auto G) {
-            rms_norm_backward_group_kernel<T, W, decltype(G)::value><<<grid, kGroupThreads, 0, s>>>(
-                dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
-        });
-    } else if (vec && layout.nv > 0) {
-        BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
-            rms_norm_backward_vec_kernel<T, W, decltype(nv)::value, decltype(max_threads)::value>
-                <<<grid, layout.threads, 0, s>>>(dy, dy_stride, xt, x_stride, wt, dx, partial,
-                                                 rows, hidden, e);
-        });
-    } else {
-        const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
-        rms_norm_backward_generic_kernel<T, W><<<grid, threads, 0, s>>>(
-            dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
-    }
-    const int err = int(cudaGetLastError());
-    if (err != 0) return err;
-    sum_partials_kernel<T, W><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
-        partial, gw, partials, hidden);
-    return int(cudaGetLastError());
-}
-
 }  // namespace
 }  // namespace my_ops
 
-// Calls FN<T, W>(args...) for the rows' element type T (dtype) and the
-// weight's W (weight_dtype); returns its result. Pairs other than
-// my_ops_rms_norm_weight_ok's return cudaErrorInvalidValue.
-#define MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, FN, ...)                            \
-    if (weight_dtype == dtype) {                                                          \
-        switch (dtype) {                                                                  \
-        case MY_OPS_FLOAT32: return FN<float, float>(__VA_ARGS__);                        \
-        case MY_OPS_FLOAT64: return FN<double, double>(__VA_ARGS__);                      \
-        case MY_OPS_FLOAT16: return FN<__half, __half>(__VA_ARGS__);                      \
-        case MY_OPS_BFLOAT16: return FN<__nv_bfloat16, __nv_bfloat16>(__VA_ARGS__);       \
-        }                                                                                 \
-    } else if (weight_dtype == MY_OPS_FLOAT32) {                                          \
-        switch (dtype) {                                                                  \
-        case MY_OPS_FLOAT16: return FN<__half, float>(__VA_ARGS__);                       \
-        case MY_OPS_BFLOAT16: return FN<__nv_bfloat16, float>(__VA_ARGS__);              \
-        default: break;                                                                   \
-        }                                                                                 \
-    }                                                                                     \
-    return int(cudaErrorInvalidValue)
-
 extern "C" {
-
-int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, my_ops_dtype weight_dtype,
-                                               int64_t rows, int64_t hidden) {
-    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_backward_partials, rows,
-                             hidden);
-}
 
 int my_ops_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
                          int64_t x_stride, const void *weight, void *y, int64_t rows,
                          int64_t hidden, double eps, void *stream) {
     MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm, x, x_stride, weight, y, rows,
                              hidden, eps, stream);
-}
-
-int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype,
-                                  const void *grad_out, int64_t grad_out_stride, const void *x,
-                                  int64_t x_stride, const void *weight, void *grad_x,
-                                  void *grad_weight, void *workspace, int64_t partials,
-                                  int64_t rows, int64_t hidden, double eps, void *stream) {
-    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_backward, grad_out,
-                             grad_out_stride, x, x_stride, weight, grad_x, grad_weight, workspace,
-                             partials, rows, hidden, eps, stream);
 }
 
 int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, void *x,

@@ -1,0 +1,343 @@
+// RMSNorm backward on CUDA (the paths and the weight types: rms_norm.cuh):
+// dx = rstd * w * dy - x * rstd^3 / hidden * sum(w * dy * x)
+// dweight = sum over rows of dy * x * rstd: each block accumulates its rows
+// into one row of `partial`, then sum_partials_kernel adds the rows up.
+#include "rms_norm.cuh"
+
+namespace my_ops {
+namespace {
+
+// The backward's layout, from the first version of benchmarks/tuning/layouts.cu
+// on an H100 (benchmarks/NOTES.md): up to 256 threads; rows longer than that
+// take 512 threads with 4-8 vectors each, as the fused add does
+// (rms_norm_forward.cu).
+inline RowLayout backward_layout(int64_t nvec) { return row_layout(nvec, 1, 4, 512, 4); }
+
+using BackwardLayouts =
+    Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>, Layout<8, 512>>;
+
+// One vector's part of the two row sums: sum(x^2) and sum(dy * w * x).
+template <typename T, typename V, typename WV>
+__device__ __forceinline__ void add_backward_sums(const V &x, const V &dy, const WV &w,
+                                                  acc_t<T> &sum_sq, acc_t<T> &dot) {
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) {
+        const acc_t<T> xa = to_acc(x.v[e]);
+        sum_sq += xa * xa;
+        dot += to_acc(dy.v[e]) * to_acc(w.v[e]) * xa;
+    }
+}
+
+// One vector of dx, and its columns' dweight terms added to dweight.
+template <typename T, typename V, typename WV>
+__device__ __forceinline__ V backward_dx(const V &x, const V &dy, const WV &w, acc_t<T> rstd,
+                                         acc_t<T> coef, acc_t<T> (&dweight)[V::size]) {
+    V out;
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) {
+        const acc_t<T> xa = to_acc(x.v[e]), dya = to_acc(dy.v[e]);
+        out.v[e] = from_acc<T>(rstd * to_acc(w.v[e]) * dya - coef * xa);
+        dweight[e] += dya * xa * rstd;
+    }
+    return out;
+}
+
+// A persistent grid (as many blocks as fit on the device at once) walks the
+// rows, so each block's dweight sums stay in registers until the end. With at
+// most 256 threads the next row's loads are issued before this row's
+// reduction, so they are in flight while the block waits at its barriers.
+// __launch_bounds__'s minimum of resident blocks for the vector kernel: none,
+// but one for a float weight beside 16-bit rows at 8 vectors per thread, where
+// without it ptxas chose half the registers the launch bound allows and spilled
+// more than the same layout with a 16-bit weight.
+template <typename T, typename W, int NV> constexpr int backward_min_blocks() {
+    return !std::is_same<T, W>::value && NV == 8 ? 1 : 0;
+}
+
+template <typename T, typename W, int NV, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads, (backward_min_blocks<T, W, NV>()))
+rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
+                             const T *__restrict__ x, int64_t x_stride,
+                             const W *__restrict__ weight, T *__restrict__ grad_x,
+                             acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
+                             acc_t<T> eps) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    using WV = WeightVec<T, W>;
+    // Layouts of more than kRowThreads threads (4-8 vectors each) have no
+    // registers to spare for the next row or for holding the weight
+    // (measured: spills cost more than the reloads). Nor has a float weight
+    // beside 16-bit rows, twice the registers of theirs: measured slower held
+    // than read again from L1 for each row.
+    constexpr bool kPrefetch = kMaxThreads <= kRowThreads;
+    constexpr bool kHoldWeight = kPrefetch && std::is_same<T, W>::value;
+    const int nvec = int(hidden / V::size);
+    const WV *w_row = reinterpret_cast<const WV *>(weight);
+    WV w_held[kHoldWeight ? NV : 1];  // this thread's weight vectors, the same for every row
+    A dweight[NV][V::size];
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        const int i = threadIdx.x + k * blockDim.x;
+        if constexpr (kHoldWeight)
+            if (i < nvec) w_held[k] = w_row[i];
+#pragma unroll
+        for (int e = 0; e < V::size; ++e) dweight[k][e] = 0;
+    }
+    auto weight_vec = [&](int k, int i) -> WV {
+        if constexpr (kHoldWeight) return w_held[k];
+        else return w_row[i];
+    };
+
+    __shared__ Pair2<A> pair_scratch[32];
+    int64_t row = blockIdx.x;
+    V xs[NV], dys[NV], next_x[kPrefetch ? NV : 1], next_dy[kPrefetch ? NV : 1];
+    auto load = [&](V(&x_held)[NV], V(&dy_held)[NV], int64_t r) {
+        load_row(x_held, reinterpret_cast<const V *>(x + r * x_stride), nvec);
+        load_row(dy_held, reinterpret_cast<const V *>(grad_out + r * dy_stride), nvec);
+    };
+    if constexpr (kPrefetch)
+        if (row < rows) load(xs, dys, row);
+    for (; row < rows; row += gridDim.x) {
+        if constexpr (kPrefetch) {
+            if (row + gridDim.x < rows) load(next_x, next_dy, row + gridDim.x);
+        } else {
+            load(xs, dys, row);
+        }
+        A sum_sq = 0, dot = 0;
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) add_backward_sums<T>(xs[k], dys[k], weight_vec(k, i), sum_sq, dot);
+        }
+        const Pair2<A> sums = block_sum2(sum_sq, dot, pair_scratch);
+        const A rstd = reciprocal_sqrt(sums.a / A(hidden) + eps);
+        const A coef = sums.b * rstd * rstd * rstd / A(hidden);
+        V *dx_row = reinterpret_cast<V *>(grad_x + row * hidden);
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) dx_row[i] = backward_dx<T>(xs[k], dys[k], weight_vec(k, i), rstd, coef, dweight[k]);
+        }
+        if constexpr (kPrefetch)
+#pragma unroll
+            for (int k = 0; k < NV; ++k) {
+                xs[k] = next_x[k];
+                dys[k] = next_dy[k];
+            }
+    }
+    A *my_partial = partial + int64_t(blockIdx.x) * hidden;
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        const int i = threadIdx.x + k * blockDim.x;
+        if (i < nvec)
+#pragma unroll
+            for (int e = 0; e < V::size; ++e) my_partial[int64_t(i) * V::size + e] = dweight[k][e];
+    }
+}
+
+// Narrow rows (rows.cuh): each lane keeps the dweight sums of its vector's
+// columns over the rows its group walks; at the end the block's groups add
+// theirs up in shared memory and the block writes one partial row.
+template <typename T, typename W, int G>
+__global__ void __launch_bounds__(kGroupThreads)
+rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
+                               const T *__restrict__ x, int64_t x_stride,
+                               const W *__restrict__ weight, T *__restrict__ grad_x,
+                               acc_t<T> *__restrict__ partial, int64_t rows, int64_t hidden,
+                               acc_t<T> eps) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    constexpr int kGroups = kGroupThreads / G;
+    __shared__ A group_sums[kGroups][G * V::size];
+    const int nvec = int(hidden / V::size);
+    const int lane = threadIdx.x % G;
+    WeightVec<T, W> w;
+    if (lane < nvec) w = reinterpret_cast<const WeightVec<T, W> *>(weight)[lane];
+    A dweight[V::size];
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) dweight[e] = 0;
+    for_each_group_row<G>(rows, [&](int64_t row, bool in_range) {
+        const bool mine = in_range && lane < nvec;
+        V xv, dyv;
+        A sum_sq = 0, dot = 0;
+        if (mine) {
+            xv = reinterpret_cast<const V *>(x + row * x_stride)[lane];
+            dyv = reinterpret_cast<const V *>(grad_out + row * dy_stride)[lane];
+            add_backward_sums<T>(xv, dyv, w, sum_sq, dot);
+        }
+        sum_sq = group_sum<G>(sum_sq);
+        dot = group_sum<G>(dot);
+        if (mine) {
+            const A rstd = reciprocal_sqrt(sum_sq / A(hidden) + eps);
+            const A coef = dot * rstd * rstd * rstd / A(hidden);
+            reinterpret_cast<V *>(grad_x + row * hidden)[lane] = backward_dx<T>(xv, dyv, w, rstd, coef, dweight);
+        }
+    });
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) group_sums[threadIdx.x / G][lane * V::size + e] = dweight[e];
+    __syncthreads();
+    for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
+        A total = 0;
+        for (int g = 0; g < kGroups; ++g) total += group_sums[g][j];
+        partial[int64_t(blockIdx.x) * hidden + j] = total;
+    }
+}
+
+template <typename T, typename W>
+__global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out,
+                                                 int64_t dy_stride, const T *__restrict__ x,
+                                                 int64_t x_stride, const W *__restrict__ weight,
+                                                 T *__restrict__ grad_x,
+                                                 acc_t<T> *__restrict__ partial, int64_t rows,
+                                                 int64_t hidden, acc_t<T> eps) {
+    using A = acc_t<T>;
+    __shared__ A scratch[32];
+    // Each thread owns columns threadIdx.x + k * blockDim.x of this block's partial row.
+    A *my_partial = partial + int64_t(blockIdx.x) * hidden;
+    for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) my_partial[j] = 0;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *x_row = x + row * x_stride;
+        const T *dy_row = grad_out + row * dy_stride;
+        A sum_sq = 0, dot = 0;
+        for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
+            const A xv = to_acc(x_row[j]);
+            sum_sq += xv * xv;
+            dot += to_acc(dy_row[j]) * to_acc(weight[j]) * xv;
+        }
+        sum_sq = block_sum(sum_sq, scratch);
+        dot = block_sum(dot, scratch);
+        const A rstd = reciprocal_sqrt(sum_sq / A(hidden) + eps);
+        const A coef = dot * rstd * rstd * rstd / A(hidden);
+        for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
+            const A xv = to_acc(x_row[j]), dyv = to_acc(dy_row[j]);
+            grad_x[row * hidden + j] = from_acc<T>(rstd * to_acc(weight[j]) * dyv - coef * xv);
+            my_partial[j] += dyv * xv * rstd;
+        }
+    }
+}
+
+// grad_weight[j] = sum over p of partial[p, j], written as the weight's type W.
+// Block: 32 columns x 16 slices of p.
+template <typename T, typename W>
+__global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, W *__restrict__ out,
+                                    int64_t partials, int64_t hidden) {
+    using A = acc_t<T>;
+    __shared__ A sums[16][33];
+    const int64_t j = int64_t(blockIdx.x) * 32 + threadIdx.x;
+    A s = 0;
+    if (j < hidden)
+        for (int64_t p = threadIdx.y; p < partials; p += 16) s += partial[p * hidden + j];
+    sums[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && j < hidden) {
+        A total = 0;
+#pragma unroll
+        for (int y = 0; y < 16; ++y) total += sums[y][threadIdx.x];
+        out[j] = from_acc<W>(total);
+    }
+}
+
+// Blocks of the backward kernel that fit on the device at once (at least one
+// per multiprocessor), no more than there is work for: each block adds one
+// row of partial dweight sums, so a grid that runs in one wave keeps that small.
+template <typename T, typename W> int64_t rms_norm_backward_partials(int64_t rows, int64_t hidden) {
+    const int64_t nvec = hidden / Vec<T>::size;
+    const int g = hidden % Vec<T>::size == 0 ? group_size(nvec) : 0;
+    int per_sm = 0;
+    int64_t work = rows;  // rows, or groups of rows for the narrow-row kernel
+    auto occupancy = [&](const void *kernel, int threads) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) !=
+            cudaSuccess)
+            per_sm = 0;
+    };
+    if (g > 0) {
+        AllGroupSizes::launch(g, [&](auto G) {
+            occupancy(reinterpret_cast<const void *>(
+                          rms_norm_backward_group_kernel<T, W, decltype(G)::value>),
+                      kGroupThreads);
+            work = ceil_div(rows, kGroupThreads / decltype(G)::value);
+        });
+    } else {
+        const RowLayout layout = backward_layout(nvec);
+        if (layout.nv > 0)
+            BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
+                occupancy(reinterpret_cast<const void *>(
+                              rms_norm_backward_vec_kernel<T, W, decltype(nv)::value,
+                                                           decltype(max_threads)::value>),
+                          layout.threads);
+            });
+    }
+    const int64_t blocks = int64_t(sm_count()) * (per_sm > 0 ? per_sm : 2048 / kGenericThreads);
+    return work < blocks ? (work > 0 ? work : 1) : blocks;
+}
+
+template <typename T, typename W>
+int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, int64_t x_stride,
+                      const void *weight, void *grad_x, void *grad_weight, void *workspace,
+                      int64_t partials, int64_t rows, int64_t hidden, double eps, void *stream) {
+    if (hidden == 0) return 0;
+    auto s = cudaStream_t(stream);
+    using A = acc_t<T>;
+    auto *partial = static_cast<A *>(workspace);
+    auto *gw = static_cast<W *>(grad_weight);
+    if (rows == 0) {  // grad_weight of no rows is zero
+        sum_partials_kernel<T, W><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
+            partial, gw, 0, hidden);
+        return int(cudaGetLastError());
+    }
+    const auto *dy = static_cast<const T *>(grad_out);
+    const auto *xt = static_cast<const T *>(x);
+    const auto *wt = static_cast<const W *>(weight);
+    auto *dx = static_cast<T *>(grad_x);
+    const A e = A(eps);
+    const unsigned grid = unsigned(partials);
+    const int64_t nvec = hidden / Vec<T>::size;
+    const bool vec =
+        vectorizable<T>(hidden, {{grad_out, dy_stride}, {x, x_stride}, {weight, 0}, {grad_x, hidden}});
+    const int g = vec ? group_size(nvec) : 0;
+    const RowLayout layout = backward_layout(nvec);
+    if (g > 0) {
+        AllGroupSizes::launch(g, [&](auto G) {
+            rms_norm_backward_group_kernel<T, W, decltype(G)::value><<<grid, kGroupThreads, 0, s>>>(
+                dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
+        });
+    } else if (vec && layout.nv > 0) {
+        BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
+            rms_norm_backward_vec_kernel<T, W, decltype(nv)::value, decltype(max_threads)::value>
+                <<<grid, layout.threads, 0, s>>>(dy, dy_stride, xt, x_stride, wt, dx, partial,
+                                                 rows, hidden, e);
+        });
+    } else {
+        const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
+        rms_norm_backward_generic_kernel<T, W><<<grid, threads, 0, s>>>(
+            dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
+    }
+    const int err = int(cudaGetLastError());
+    if (err != 0) return err;
+    sum_partials_kernel<T, W><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
+        partial, gw, partials, hidden);
+    return int(cudaGetLastError());
+}
+
+}  // namespace
+}  // namespace my_ops
+
+extern "C" {
+
+int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, my_ops_dtype weight_dtype,
+                                               int64_t rows, int64_t hidden) {
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_backward_partials, rows,
+                             hidden);
+}
+
+int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype,
+                                  const void *grad_out, int64_t grad_out_stride, const void *x,
+                                  int64_t x_stride, const void *weight, void *grad_x,
+                                  void *grad_weight, void *workspace, int64_t partials,
+                                  int64_t rows, int64_t hidden, double eps, void *stream) {
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_backward, grad_out,
+                             grad_out_stride, x, x_stride, weight, grad_x, grad_weight, workspace,
+                             partials, rows, hidden, eps, stream);
+}
+
+}  // extern "C"
