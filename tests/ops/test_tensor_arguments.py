@@ -26,7 +26,7 @@ def test_none_for_a_tensor_argument(spec):
 def test_jagged_nested_tensor():
     x = torch.nested.nested_tensor([torch.randn(2, 8), torch.randn(3, 8)], layout=torch.jagged)
     with pytest.raises(RuntimeError, match=r"^my_ops\.rms_norm: expected x to be a dense \(strided\) tensor, "
-                                           r"but got a nested tensor \(layout torch\.jagged\)$"):
+                                           r"but got a nested tensor$"):
         my_ops.rms_norm(x, torch.ones(8))
     with torch.no_grad(), pytest.raises(RuntimeError, match=r"^my_ops\.silu_and_mul: expected x to be a dense"):
         my_ops.silu_and_mul(x)
