@@ -6,7 +6,7 @@
 #
 #   ci/build-pair.sh --build cu130 [--out wheelhouse] [--platform-tag TAG|auto]
 #
-# --build takes a build of scripts/matrix.toml (cu130: the stable wheel of
+# --build takes a build of build_support/matrix.toml (cu130: the stable wheel of
 # CUDA 13.0; 2.6-cu124: a legacy one) or a pair it serves (2.13-cu130).
 # The wheel lands in OUT/<build>/.
 #
@@ -28,11 +28,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$build" ] || { echo "$0: --build is required" >&2; exit 2; }
-build=$("$python" scripts/matrix.py build "$build" --field name)
+build=$("$python" build_support/matrix.py build "$build" --field name)
 
 platform=$(ci/host-platform.sh)
 if [ -z "$platform_tag" ]; then
-    platform_tag=$("$python" scripts/matrix.py default "${platform}_platform")
+    platform_tag=$("$python" build_support/matrix.py default "${platform}_platform")
 fi
 
 venv=.venv-build-$build

@@ -10,7 +10,7 @@
 # --previous-nightly: wheels published before (ci/fetch-released-wheels.sh),
 # indexed again because each deploy replaces the whole site. Of the
 # nightlies (this one included) only the newest `nightly_keep` versions of
-# scripts/matrix.toml are indexed: the same ones the nightly release keeps
+# build_support/matrix.toml are indexed: the same ones the nightly release keeps
 # (ci/publish-github-release.sh prune). --files-url: where the releases'
 # assets are downloaded from (https://github.com/OWNER/REPO/releases/download):
 # the pages link the wheels there and the site holds pages only. Without it
@@ -47,7 +47,7 @@ if [ ${#releases[@]} -gt 0 ]; then
     "$python" scripts/make_index.py --site "$out" "${files_url[@]}" "${releases[@]}"
 fi
 if [ ${#nightlies[@]} -gt 0 ]; then
-    keep=$("$python" scripts/matrix.py default nightly_keep)
+    keep=$("$python" build_support/matrix.py default nightly_keep)
     recent=$(mktemp -d)
     trap 'rm -rf "$recent"' EXIT
     # a version may be in both (this night's, already uploaded): one copy each

@@ -8,7 +8,7 @@
 # The build uses the torch installed for --python (no build isolation: the
 # extension must be compiled against the torch that will load it) and the
 # nvcc found through CUDA_HOME / CUDACXX / PATH. TORCH_CUDA_ARCH_LIST defaults
-# to the build's list in scripts/matrix.toml; the build `cpu` (or
+# to the build's list in build_support/matrix.toml; the build `cpu` (or
 # MY_OPS_CUDA=OFF) builds +cpu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,10 +24,10 @@ while [ $# -gt 0 ]; do
 done
 
 if [ -z "${TORCH_CUDA_ARCH_LIST:-}" ]; then
-    TORCH_CUDA_ARCH_LIST="$("$python" scripts/matrix.py build "$build" --field arch_list)"
+    TORCH_CUDA_ARCH_LIST="$("$python" build_support/matrix.py build "$build" --field arch_list)"
 fi
 export TORCH_CUDA_ARCH_LIST
-if [ "$("$python" scripts/matrix.py build "$build" --field cuda)" = cpu ]; then
+if [ "$("$python" build_support/matrix.py build "$build" --field cuda)" = cpu ]; then
     export MY_OPS_CUDA=OFF  # the CPU-only build, even where a toolkit is installed (the CUDA images)
 fi
 # A checkout owned by another user (a CI container runs as root over the
@@ -61,7 +61,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(getconf _NPRO
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-build=$("$python" scripts/matrix.py build "$build" --field name)
+build=$("$python" build_support/matrix.py build "$build" --field name)
 echo "== building $build (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST) with $("$python" -c 'import torch; print("torch", torch.__version__)')"
 # One build folder per build, so several builds never share CMake
 # caches (MY_OPS_BUILD_DIR overrides it, e.g. for a clean build).

@@ -2,7 +2,7 @@
 # README command (1), the main job: the wheel of this host's default pair
 # (torch 2.11 + the system CUDA 13.0 toolkit) in dist/, with .venv/ set up
 # as needed. Skips the build when dist/ already holds a wheel newer than
-# every source file. `--build cpu` builds another build of scripts/matrix.toml
+# every source file. `--build cpu` builds another build of build_support/matrix.toml
 # with the same torch (the +cpu wheel); MY_OPS_OUT=DIR builds into DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ ci/setup-venv.sh
 
 # The first source file (tracked or new) changed after the wheel, if any.
 changed_since() {
-    git ls-files -z --cached --others --exclude-standard -- src cmake python scripts \
+    git ls-files -z --cached --others --exclude-standard -- src build_support python \
         CMakeLists.txt pyproject.toml VERSION |
         while IFS= read -r -d '' file; do
             if [ "$file" -nt "$1" ]; then

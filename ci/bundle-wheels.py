@@ -4,12 +4,12 @@
     ci/bundle-wheels.py --event push --wheels built/ --out bundles/ [--manifest manifest.json]
 
 --wheels holds the build jobs' artifacts (any folder layout). Every wheel in
-it must be one this event's matrix builds (scripts/matrix.py gha), with this
+it must be one this event's matrix builds (build_support/matrix.py gha), with this
 run's version: anything else (a wheel some other job slipped in) fails.
 For each platform whose base build is there, the label-free wheel (what
 PyPI gets) is made from the tested builds' wheels, without a second
 compilation: the base build's wheel without its local label, holding the
-kernel library of every build of `label_free_builds` (scripts/matrix.toml)
+kernel library of every build of `label_free_builds` (build_support/matrix.toml)
 made for that platform, one folder each (my_ops/_libraries/<label>/). The
 base is the default build where the platform has it, else (macOS, CPU only)
 the first of `label_free_builds` the platform has: decided from the matrix,
@@ -37,7 +37,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "build_support"))
 import matrix  # noqa: E402
 import metadata_provider  # noqa: E402
 

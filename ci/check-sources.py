@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check, before anything is built, that everything the run will download exists.
 
-For one GitHub event's matrix (scripts/matrix.py gha): every torch wheel a
+For one GitHub event's matrix (build_support/matrix.py gha): every torch wheel a
 build or test job installs (torch X.Y.0 of that CUDA variant, for that
 platform and Python) is on PyTorch's index (or PyPI, for PyPI's own
 variant), and every builder image the Linux builds run in exists. Each image
@@ -31,7 +31,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "build_support"))
 import matrix  # noqa: E402
 
 TORCH_INDEX = os.environ.get("TORCH_INDEX_URL", "https://download.pytorch.org/whl").rstrip("/")
@@ -78,7 +78,7 @@ def torch_wheel_problem(version: str, label: str, from_pypi: bool, platform: str
     if any(pattern.match(f) for f in files):
         return None
     return (f"torch {version}+{label} for {platform}, Python {python}: no such wheel on {page} "
-            f"(PyTorch does not publish this pair: remove it from scripts/matrix.toml)")
+            f"(PyTorch does not publish this pair: remove it from build_support/matrix.toml)")
 
 
 def image_digest(image: str) -> str:

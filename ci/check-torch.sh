@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python=${1:?usage: $0 PYTHON PAIR} pair=${2:?usage: $0 PYTHON PAIR}
-matrix_python=${MATRIX_PYTHON:-python3}  # one that runs scripts/matrix.py (3.11+, or with tomli)
-want_torch=$("$matrix_python" scripts/matrix.py pair "$pair" --field torch)
-want_cuda=$("$matrix_python" scripts/matrix.py pair "$pair" --field cuda)
+matrix_python=${MATRIX_PYTHON:-python3}  # one that runs build_support/matrix.py (3.11+, or with tomli)
+want_torch=$("$matrix_python" build_support/matrix.py pair "$pair" --field torch)
+want_cuda=$("$matrix_python" build_support/matrix.py pair "$pair" --field cuda)
 read -r got_torch got_cuda < <("$python" -c '
 import torch
 print(".".join(torch.__version__.split("+")[0].split(".")[:2]), torch.version.cuda or "none")')

@@ -16,5 +16,5 @@ python3 ci/check-sources.py --event "$event" --images-out "$images"
 echo "builder images (pinned for this run):"
 cat "$images"
 for job in build-linux build-windows build-macos test-cpu test-gpu; do
-    echo "${job}=$(python3 scripts/matrix.py gha --event "$event" --job "$job" --images "$images")" >>"$output"
+    echo "${job}=$(python3 build_support/matrix.py gha --event "$event" --job "$job" --images "$images")" >>"$output"
 done

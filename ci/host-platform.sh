@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The platform of this host as scripts/matrix.toml names it: linux,
+# The platform of this host as build_support/matrix.toml names it: linux,
 # linux-aarch64, windows (Git Bash) or macos (Apple silicon); anything else
 # is an error.
 set -euo pipefail

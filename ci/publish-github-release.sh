@@ -13,7 +13,7 @@
 #       workflow token may not move a tag across changes to workflow files.
 #   ci/publish-github-release.sh prune nightly TAG
 #       after the published nightly was verified: the files of versions
-#       older than the newest `nightly_keep` (scripts/matrix.toml) are
+#       older than the newest `nightly_keep` (build_support/matrix.toml) are
 #       deleted, the ones ci/build-site.sh no longer indexes.
 #
 # Needs gh and GH_TOKEN (contents: write); the nightly's upload and finalize
@@ -59,7 +59,7 @@ The newest was built from $commit on $(date -u +%Y-%m-%d); each version's files 
 The nightly tag marks the first nightly only."
         ;;
     prune:nightly)
-        keep=$(python3 scripts/matrix.py default nightly_keep)
+        keep=$(python3 build_support/matrix.py default nightly_keep)
         assets=$(gh release view nightly --json assets --jq '.assets[].name')
         # versions as ci/build-site.sh counts them: from the wheels
         versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\)[-+].*\.whl$/\1/p' | sort -u -V)

@@ -5,7 +5,7 @@
 #   nightly-version  YYYYMMDDHHMM (UTC) for nightlies, else empty: the wheels
 #                    become 1.0.(patch+1).devYYYYMMDDHHMM, unique per run
 #   version          the version the run's wheels get (1.0.0, 1.0.1.devYYYYMMDDHHMM)
-#   publish          true only in the canonical repository (scripts/matrix.toml),
+#   publish          true only in the canonical repository (build_support/matrix.toml),
 #                    for a v* tag, the nightly schedule, or a manual run on
 #                    main: forks and other branches run everything as a dry
 #                    run and publish nothing
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 event=${EVENT:?} ref=${REF:-} repository=${REPOSITORY:-}
-canonical=$(python3 scripts/matrix.py default repository)
+canonical=$(python3 build_support/matrix.py default repository)
 version=$(cat VERSION)
 case "$ref" in
     refs/tags/v*)
@@ -38,7 +38,7 @@ output=${GITHUB_OUTPUT:-/dev/stdout}
 {
     echo "kind=$kind"
     echo "nightly-version=$nightly_version"
-    echo "version=$(MY_OPS_NIGHTLY=$nightly_version python3 -c 'import sys; sys.path.insert(0, "scripts")
+    echo "version=$(MY_OPS_NIGHTLY=$nightly_version python3 -c 'import sys; sys.path.insert(0, "build_support")
 import metadata_provider; print(metadata_provider.base_version())')"
     echo "publish=$publish"
 } >>"$output"

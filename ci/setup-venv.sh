@@ -18,9 +18,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-# scripts/matrix.py needs tomllib (3.11) or tomli: a test job's Python may be 3.9 or 3.10
+# build_support/matrix.py needs tomllib (3.11) or tomli: a test job's Python may be 3.9 or 3.10
 "$python" -m pip install --quiet "tomli>=2; python_version < '3.11'"
-install_args=$("$python" scripts/matrix.py "$kind" "$name" --field torch_install_args \
+install_args=$("$python" build_support/matrix.py "$kind" "$name" --field torch_install_args \
     --platform "$(ci/host-platform.sh)")  # (assigned first: a failure stops the script)
 read -r -a torch_args <<<"$install_args"
 if [ ! -x "$venv/bin/python" ] && [ ! -x "$venv/Scripts/python.exe" ]; then

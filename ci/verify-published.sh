@@ -7,7 +7,7 @@
 #
 #   ci/verify-published.sh VERSION TAG
 # Environment: PYTHON (with the default pair's torch), INDEX_URL (default:
-# scripts/matrix.toml's index_url), RELEASES_URL (default
+# build_support/matrix.toml's index_url), RELEASES_URL (default
 # https://github.com/REPOSITORY/releases/download), REPOSITORY, NIGHTLY=1 for
 # the whl/nightly/ index, WAIT_SECONDS (how long Pages may take to serve the
 # new pages, default 600).
@@ -16,11 +16,11 @@ cd "$(dirname "$0")/.."
 
 version=${1:?usage: $0 VERSION TAG} tag=${2:?usage: $0 VERSION TAG}
 python=${PYTHON:-python3}
-index=${INDEX_URL:-$(python3 scripts/matrix.py default index_url)}
+index=${INDEX_URL:-$(python3 build_support/matrix.py default index_url)}
 releases=${RELEASES_URL:-https://github.com/${REPOSITORY:?REPOSITORY or RELEASES_URL}/releases/download}
-pair=$(python3 scripts/matrix.py pair default --field name)
-label=$(python3 scripts/matrix.py pair default --field label)
-path=$(python3 scripts/matrix.py pair default --field index_path)
+pair=$(python3 build_support/matrix.py pair default --field name)
+label=$(python3 build_support/matrix.py pair default --field label)
+path=$(python3 build_support/matrix.py pair default --field index_path)
 [ "${NIGHTLY:-0}" = 1 ] && path="whl/nightly/${path#whl/}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Verify a built my_ops wheel against its build in scripts/matrix.toml.
+"""Verify a built my_ops wheel against its build in build_support/matrix.toml.
 
   ci/verify-wheel.py WHEEL --build cu130 [--platform-tag manylinux_2_28_x86_64]
                      [--report report.json] [--skip-tools]
@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "build_support"))
 sys.path.insert(0, str(ROOT / "ci"))
 import macho  # noqa: E402
 import matrix  # noqa: E402
@@ -292,7 +292,7 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
 
 def expected_base_version() -> str:
     """VERSION, or the nightly version when MY_OPS_NIGHTLY is set (as the build computes it)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "build_support"))
     import metadata_provider
 
     return metadata_provider.base_version()

@@ -22,7 +22,7 @@ What stands in for what cannot run here:
     test-gpu.sh, setup-venv.sh, windows-setup.sh, check-cuda-toolkit.sh,
     free-disk.sh, fetch-released-wheels.sh (an earlier release) and
     publish-github-release.sh;
-  - real: gha-matrix.sh with check-sources.py and scripts/matrix.py,
+  - real: gha-matrix.sh with check-sources.py and build_support/matrix.py,
     release-plan.sh, preflight.py, gpu-watchdog.py, in-container.sh,
     bundle-wheels.py, assemble-release.sh (sdist, SHA256SUMS, the index),
     make_index.py and verify-published.sh, the ones that talk to GitHub or
@@ -47,7 +47,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "build_support"))
 sys.path.insert(0, str(ROOT / "ci"))
 import matrix  # noqa: E402
 import workflow_standins  # noqa: E402

@@ -23,9 +23,9 @@ summary=wheelhouse/summary.txt
 built=" "
 for pair in "${pairs[@]}"; do
     echo "==================== $pair"
-    build=$(python3 scripts/matrix.py build "$pair" --field name)
+    build=$(python3 build_support/matrix.py build "$pair" --field name)
     if [[ "$built" != *" $build "* ]]; then
-        cuda=$(python3 scripts/matrix.py build "$build" --field cuda)
+        cuda=$(python3 build_support/matrix.py build "$build" --field cuda)
         if [ "$cuda" = "$system_cuda" ]; then
             cuda_home=/usr/local/cuda
         else

@@ -29,7 +29,7 @@ done
 if [ -z "$pairs" ]; then
     pairs=$(python3 - "$wheel" <<'PY'
 import json, sys, zipfile
-sys.path.insert(0, "scripts")
+sys.path.insert(0, "build_support")
 import matrix
 info = json.loads(zipfile.ZipFile(sys.argv[1]).read("my_ops/_build_info.json"))
 major = info["cuda_version"].split(".")[0]
@@ -58,7 +58,7 @@ for pair in $refused; do
     echo "==================== $pair (must be refused)"
     venv=$(mktemp -d)/venv
     python3 -m venv "$venv"
-    read -r -a torch_args <<<"$(python3 scripts/matrix.py pair "$pair" --field torch_install_args)"
+    read -r -a torch_args <<<"$(python3 build_support/matrix.py pair "$pair" --field torch_install_args)"
     "$venv/bin/python" -m pip install --quiet "${torch_args[@]}"
     "$venv/bin/python" -m pip install --quiet --no-deps "$wheel"
     if (cd / && "$venv/bin/python" -c "import my_ops") >"$out/$pair.log" 2>&1; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write the index's landing page: an install selector (torch x CUDA x OS ->
-the exact pip command), generated from scripts/matrix.toml. Plain HTML and a
+the exact pip command), generated from build_support/matrix.toml. Plain HTML and a
 little JavaScript, no external assets.
 
   scripts/make_landing_page.py --site site [--base-url https://my-ops.github.io/my_ops]
@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "build_support"))
 import matrix  # noqa: E402
 
 TEMPLATE = """<!DOCTYPE html>
@@ -109,7 +109,7 @@ init();
 """
 
 
-# The selector's name of each platform of scripts/matrix.py.
+# The selector's name of each platform of build_support/matrix.py.
 PLATFORM_NAMES = {"linux": "Linux x86_64", "linux-aarch64": "Linux aarch64", "windows": "Windows x64",
                   "macos": "macOS arm64"}
 

@@ -343,7 +343,7 @@ def _publish(tmp_path, *args, assets=(), is_draft="true"):
 
 
 def test_prune_keeps_the_newest_nightlies_whole(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "build_support"))
     import matrix
 
     keep = int(matrix.load()["defaults"]["nightly_keep"])

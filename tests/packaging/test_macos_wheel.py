@@ -17,7 +17,7 @@ import my_ops
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "ci"))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "build_support"))
 import macho  # noqa: E402
 import matrix  # noqa: E402
 

@@ -158,7 +158,7 @@ def test_site_keeps_the_newest_nightlies_and_every_release(tmp_path):
     """ci/build-site.sh: this night's wheels plus the published ones (this
     night's among them, already uploaded), of which only the newest
     nightly_keep versions; every release."""
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "build_support"))
     import matrix
     keep = int(matrix.load()["defaults"]["nightly_keep"])
     wheel = built_wheel()

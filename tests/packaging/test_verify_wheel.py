@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Release and verification steps run on the workflows' Linux runners (bash, nm,
 # readelf, sha256sum, symlinks); the Windows and macOS test jobs skip them.
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step")
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "build_support"))
 import matrix  # noqa: E402
 
 # The verification tools (ci/requirements-verify.txt) are in the development

@@ -18,7 +18,7 @@ import my_ops
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "ci"))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "build_support"))
 import matrix  # noqa: E402
 
 TOOLS = {name: shutil.which(name) for name in ("clang", "lld-link", "llvm-dlltool")}

@@ -5,7 +5,7 @@
 # CPU-only build. Reads MY_OPS_CUDA (AUTO, ON, OFF) from -D or the
 # environment. nvcc is looked up as CMAKE_CUDA_COMPILER, $CUDACXX,
 # $CUDA_HOME/bin, $CUDA_PATH/bin, PATH, then /usr/local/cuda/bin: the same
-# order as scripts/metadata_provider.py, which derives the wheel's +cuXYZ
+# order as build_support/metadata_provider.py, which derives the wheel's +cuXYZ
 # label from it.
 function(my_ops_find_nvcc out_var)
   if(NOT DEFINED MY_OPS_CUDA)
@@ -115,7 +115,7 @@ function(my_ops_check_cuda_matches_torch torch_cuda abi)
   endif()
 endfunction()
 
-# Reads TORCH_CUDA_ARCH_LIST (-D or environment; default: scripts/matrix.py's
+# Reads TORCH_CUDA_ARCH_LIST (-D or environment; default: build_support/matrix.py's
 # list for this CUDA version) and returns it normalised ("7.5;8.0;9.0+PTX")
 # and as CUDA_ARCHITECTURES ("75-real;80-real;90"): SASS for every entry,
 # PTX as well for entries marked +PTX.
@@ -127,7 +127,7 @@ function(my_ops_cuda_architectures out_list out_cmake)
   else()
     string(REGEX MATCH "^[0-9]+\\.[0-9]+" cuda_version "${CMAKE_CUDA_COMPILER_VERSION}")
     execute_process(
-      COMMAND "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/matrix.py" arch-list
+      COMMAND "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/build_support/matrix.py" arch-list
               --cuda "${cuda_version}"
       OUTPUT_VARIABLE requested
       ERROR_VARIABLE matrix_error

@@ -11,12 +11,12 @@ pyproject.toml. It decides, before CMake runs:
                 MY_OPS_NIGHTLY=YYYYMMDDHHMM makes a nightly: "1.0.1.devYYYYMMDDHHMM"
                 (the minute, so two nightlies of one day never share a name).
   dependencies  from the torch installed in the build environment, through
-                scripts/matrix.py: plain "torch" for a stable-ABI build (it
+                build_support/matrix.py: plain "torch" for a stable-ABI build (it
                 loads into torch 2.10 and every later one, and installing it
                 never replaces an installed torch), "torch>=2.6,<2.7" for a
                 legacy one (bound to the torch minor it was compiled against).
 
-CMake checks that the nvcc it uses matches the label (cmake/MyOpsCuda.cmake).
+CMake checks that the nvcc it uses matches the label (build_support/MyOpsCuda.cmake).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def torch_requirement() -> str:
             "cmake ninja && pip install --no-build-isolation --no-cache-dir --no-binary my_ops "
             f"my_ops=={base_version()} (in a checkout: pip install --no-build-isolation .)"
         ) from None
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "build_support"))
     import matrix
 
     return matrix.wheel_dependency(installed)

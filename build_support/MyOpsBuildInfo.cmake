@@ -3,7 +3,7 @@
 # generator all read this one record.
 function(my_ops_write_build_info)
   # ARCH_LIST is a CMake list ("7.5;8.0"), hence a multi-value argument.
-  # MATRIX_INFO: the JSON of `scripts/matrix.py build-info --torch TORCH_VERSION`.
+  # MATRIX_INFO: the JSON of `build_support/matrix.py build-info --torch TORCH_VERSION`.
   cmake_parse_arguments(ARG "" "OUTPUT;TORCH_VERSION;TORCH_CUDA;CUDA_VERSION;CXX11_ABI;MATRIX_INFO" "ARCH_LIST" ${ARGN})
   list(JOIN ARG_ARCH_LIST ";" arch_list)
   if(DEFINED SKBUILD_PROJECT_VERSION_FULL)
