@@ -30,13 +30,13 @@ done
 [ -n "$build" ] || { echo "$0: --build is required" >&2; exit 2; }
 build=$("$python" build_support/matrix.py build "$build" --field name)
 
-platform=$(ci/host-platform.sh)
+platform=$(ci/lib/host-platform.sh)
 if [ -z "$platform_tag" ]; then
     platform_tag=$("$python" build_support/matrix.py default "${platform}_platform")
 fi
 
 venv=.venv-build-$build
-ci/setup-venv.sh --build "$build" --venv "$venv" --python "$python"
+ci/lib/setup-venv.sh --build "$build" --venv "$venv" --python "$python"
 vpy="$venv/bin/python"
 [ -x "$vpy" ] || vpy="$venv/Scripts/python.exe"
 "$vpy" -m pip install --quiet -r ci/requirements-verify.txt

@@ -11,7 +11,7 @@ build=default
 if [ "${1:-}" = --build ]; then
     build=${2:?usage: $0 [--build NAME]}
 fi
-ci/setup-venv.sh
+ci/lib/setup-venv.sh
 
 # The first source file (tracked or new) changed after the wheel, if any.
 changed_since() {
@@ -26,7 +26,7 @@ changed_since() {
 }
 
 out=${MY_OPS_OUT:-dist}
-wheel=$(ci/newest-wheel.sh "$out")
+wheel=$(ci/lib/newest-wheel.sh "$out")
 if [ -n "$wheel" ] && [ -z "$(changed_since "$wheel")" ]; then
     echo "== $wheel is up to date"
 else

@@ -19,5 +19,5 @@ echo "== zizmor --persona=auditor"
 echo "== check-jsonschema"
 "$bin/check-jsonschema" --builtin-schema vendor.github-workflows "${workflows[@]}"
 echo "== shellcheck"
-"$bin/shellcheck" -x ci/*.sh scripts/*.sh .ci/run
+"$bin/shellcheck" -x ci/*.sh ci/*/*.sh scripts/*.sh .ci/run
 echo "lint: clean"

@@ -17,7 +17,7 @@ wheel=${1:-}
 [ $# -gt 0 ] && shift
 [ "${1:-}" = "--" ] && shift
 if [ -z "$wheel" ]; then
-    wheel=$(ci/newest-wheel.sh dist)
+    wheel=$(ci/lib/newest-wheel.sh dist)
 fi
 [ -z "${PAIR:-}" ] || ci/check-torch.sh "$python" "$PAIR"
 "$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"

@@ -27,7 +27,7 @@ trap 'rm -rf "$(dirname "$venv")"' EXIT
 # build_support/matrix.py needs tomllib (3.11) or tomli: this job's Python may be 3.9 or 3.10
 "$python" -m pip install --quiet "tomli>=2; python_version < '3.11'"
 install_args=$("$python" build_support/matrix.py pair "$pair" --field torch_install_args \
-    --platform "$(ci/host-platform.sh)")  # (assigned first: a failure stops the script)
+    --platform "$(ci/lib/host-platform.sh)")  # (assigned first: a failure stops the script)
 read -r -a torch_args <<<"$install_args"
 echo "== fresh venv $venv with $("$python" --version) and ${torch_args[*]}"
 "$python" -m venv "$venv"

@@ -14,6 +14,6 @@ cd "$(dirname "$0")/.."
 
 python=${PYTHON:-.venv/bin/python}
 "$python" -m pip install --quiet --only-binary :all: -r ci/requirements-workflows.txt
-wheel=$(ci/newest-wheel.sh dist)
+wheel=$(ci/lib/newest-wheel.sh dist)
 [ -n "$wheel" ] || { echo "$0: no wheel in dist/: run ci/build.sh first" >&2; exit 2; }
 exec "$python" ci/workflow_test.py run --act "$(cd "$(dirname "$python")" && pwd)/act" --wheel "$wheel" "$@"

@@ -10,7 +10,7 @@ ci/build.sh
 # The +cpu wheel too: tests/packaging/test_libraries.py bundles it with the default
 # wheel into PyPI's label-free wheel, as the release does, and loads each.
 MY_OPS_OUT=wheelhouse/cpu ci/build.sh --build cpu
-wheel=$(ci/newest-wheel.sh dist)
+wheel=$(ci/lib/newest-wheel.sh dist)
 .venv/bin/python -m pip install --quiet --no-deps --force-reinstall "$wheel"
 .venv/bin/python -m pip install --quiet -r ci/requirements-verify.txt -r ci/requirements-browser.txt
 ci/install-browser.sh

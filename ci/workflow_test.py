@@ -53,7 +53,7 @@ import matrix  # noqa: E402
 import workflow_standins  # noqa: E402
 
 ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
-RECORDED_STEPS = ["ci/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/setup-venv.sh",
+RECORDED_STEPS = ["ci/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/lib/setup-venv.sh",
                   "ci/windows-setup.sh", "ci/check-cuda-toolkit.sh", "ci/free-disk.sh",
                   "ci/fetch-released-wheels.sh", "ci/publish-github-release.sh"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
@@ -254,7 +254,7 @@ def recorded_step(step: str, args: list[str]) -> int:
             (rogue / name).write_bytes(sealed.read_bytes() + b"rogue")
             record("rogue", wheel=name)
         return 0
-    if step == "ci/setup-venv.sh":
+    if step == "ci/lib/setup-venv.sh":
         # the real venv (its torch is the default pair's), where the job asks for one
         venv = Path(args[args.index("--venv") + 1]) if "--venv" in args else Path(".venv")
         if not venv.exists():

@@ -37,7 +37,7 @@ for pair in "${pairs[@]}"; do
             tee "wheelhouse/$build.build.log" | tail -n 1 | tee -a "$summary"
         built="$built$build "
     fi
-    wheel=$(ci/newest-wheel.sh "wheelhouse/$build")
+    wheel=$(ci/lib/newest-wheel.sh "wheelhouse/$build")
     ci/test-wheel.sh "$wheel" --pair "$pair" 2>&1 | tee "wheelhouse/$pair.test.log" | tail -n 3
     echo "   $pair (wheel $build) CPU tests in a fresh venv: $(tail -n 1 "wheelhouse/$pair.test.log")" >>"$summary"
 done

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
         *) wheel=$1; shift ;;
     esac
 done
-[ -n "$wheel" ] || wheel=$(ci/newest-wheel.sh dist)
+[ -n "$wheel" ] || wheel=$(ci/lib/newest-wheel.sh dist)
 [ -f "$wheel" ] || { echo "$0: no wheel (build one with ci/build.sh)" >&2; exit 2; }
 if [ -z "$pairs" ]; then
     pairs=$(python3 - "$wheel" <<'PY'

@@ -115,7 +115,7 @@ def test_nightly_index_is_separate(tmp_path):
 
 
 def test_assemble_release_dry_run(tmp_path):
-    pytest.importorskip("build.env", reason="needs the sdist builder of ci/requirements.txt")
+    pytest.importorskip("build.env", reason="needs the sdist builder of ci/lib/requirements.txt")
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     shutil.copy(built_wheel(), wheels)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a 
                                    capture_output=True).returncode != 0,
                     reason="needs a git checkout with a commit (the build date is the commit's)")
 def test_two_clean_builds_are_byte_identical(tmp_path):
-    pytest.importorskip("scikit_build_core", reason="needs the build tools of ci/requirements.txt")
+    pytest.importorskip("scikit_build_core", reason="needs the build tools of ci/lib/requirements.txt")
     env = dict(os.environ)
     env.pop("SOURCE_DATE_EPOCH", None)  # ci/build-wheel.sh takes the commit's time
     if my_ops.build_info.has_cuda:

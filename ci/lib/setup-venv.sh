@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Create or update a virtual environment with the torch of one pair (what its
 # users run) or of one build (what its wheel is compiled against), and the
-# build and test tools of ci/requirements.txt.
+# build and test tools of ci/lib/requirements.txt.
 #
-#   ci/setup-venv.sh [--pair 2.11-cu130|default | --build cu130] [--venv .venv] [--python python3]
+#   ci/lib/setup-venv.sh [--pair 2.11-cu130|default | --build cu130] [--venv .venv] [--python python3]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 kind=pair name=default venv=.venv python=${PYTHON:-python3}
 while [ $# -gt 0 ]; do
@@ -21,7 +21,7 @@ done
 # build_support/matrix.py needs tomllib (3.11) or tomli: a test job's Python may be 3.9 or 3.10
 "$python" -m pip install --quiet "tomli>=2; python_version < '3.11'"
 install_args=$("$python" build_support/matrix.py "$kind" "$name" --field torch_install_args \
-    --platform "$(ci/host-platform.sh)")  # (assigned first: a failure stops the script)
+    --platform "$(ci/lib/host-platform.sh)")  # (assigned first: a failure stops the script)
 read -r -a torch_args <<<"$install_args"
 if [ ! -x "$venv/bin/python" ] && [ ! -x "$venv/Scripts/python.exe" ]; then
     echo "== creating $venv with $("$python" --version)"
@@ -32,7 +32,7 @@ venv_python="$venv/bin/python"
 
 # Skip pip when this venv was already set up for the same pair and requirements.
 stamp="$venv/.my_ops-setup"
-want="$(cat ci/requirements.txt) ${torch_args[*]}"
+want="$(cat ci/lib/requirements.txt) ${torch_args[*]}"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     echo "== $venv is set up for ${torch_args[*]}"
     exit 0
@@ -41,5 +41,5 @@ echo "== installing ${torch_args[*]} and the build/test tools into $venv"
 "$venv_python" -m pip install --quiet --upgrade pip
 # Two calls: torch's --index-url (PyTorch's index) would hide PyPI from the tools' install.
 "$venv_python" -m pip install --quiet "${torch_args[@]}"
-"$venv_python" -m pip install --quiet -r ci/requirements.txt
+"$venv_python" -m pip install --quiet -r ci/lib/requirements.txt
 printf '%s' "$want" >"$stamp"
