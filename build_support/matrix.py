@@ -334,7 +334,7 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
     Every entry names its wheel's artifact: `wheel-BUILD-PLATFORM` from a build
       job, `bundle-PLATFORM` from the bundle job (outside `wheel-*`, so the
       bundle job of a re-run never downloads an earlier attempt's bundles).
-    images: builder image -> digest (ci/check-sources.py): the builds run
+    images: builder image -> digest (ci/plan/check-sources.py): the builds run
       exactly those bytes, as `image@digest`.
     """
     data = data or load()
@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("gha", help="GitHub Actions matrix JSON of one job")
     p.add_argument("--event", default="push")
     p.add_argument("--job", required=True, choices=JOBS)
-    p.add_argument("--images", type=Path, help="JSON of image -> digest (ci/check-sources.py --images-out)")
+    p.add_argument("--images", type=Path, help="JSON of image -> digest (ci/plan/check-sources.py --images-out)")
     p = sub.add_parser("readme-table", help="Markdown table of supported pairs")
     p.add_argument("--update", type=Path, metavar="README",
                    help="replace the <!-- pairs:begin --> ... <!-- pairs:end --> block of this file")

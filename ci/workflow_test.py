@@ -394,7 +394,7 @@ def every_torch_wheel() -> list[str]:
     """The file names of every torch wheel any event's run installs, as the indexes name them."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("check_sources", ROOT / "ci/check-sources.py")
+    spec = importlib.util.spec_from_file_location("check_sources", ROOT / "ci/plan/check-sources.py")
     check_sources = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check_sources)
     files = {"linux": "manylinux_2_28_x86_64", "linux-aarch64": "manylinux_2_28_aarch64", "windows": "win_amd64",
@@ -464,7 +464,7 @@ def main() -> int:
                                {"INJECT_FAIL_GPU": "2.13-cu130"}),
         "tag-fetch-fails": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
                             {"INJECT_FAIL_FETCH": "1"}),
-        # the failures ci/check-sources.py, ci/preflight.py, ci/gpu-watchdog.py and the seal must catch
+        # the failures ci/plan/check-sources.py, ci/plan/preflight.py, ci/gpu-watchdog.py and the seal must catch
         "tag-torch-missing": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
         "tag-pages-refuses": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
         "tag-gpu-stuck": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),

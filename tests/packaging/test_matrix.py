@@ -151,7 +151,7 @@ def test_gha_matrix_script_writes_github_outputs(tmp_path):
     servers.state["torch_wheels"] = set(workflow_test.every_torch_wheel())
     out = tmp_path / "github_output"
     try:
-        subprocess.run(["bash", str(ROOT / "ci/gha-matrix.sh")], check=True, env={
+        subprocess.run(["bash", str(ROOT / "ci/plan/gha-matrix.sh")], check=True, env={
             "PATH": os.environ["PATH"], "EVENT": "pull_request", "GITHUB_OUTPUT": str(out),
             "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
             "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token"})

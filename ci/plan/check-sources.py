@@ -9,7 +9,7 @@ is resolved to its digest, written as JSON to --images-out: the builds of
 this run use exactly those bytes (`image@sha256:...`), and the digest goes
 into the release notes.
 
-    ci/check-sources.py --event push [--images-out images.json]
+    ci/plan/check-sources.py --event push [--images-out images.json]
 
 Environment (so the tests can stand in on 127.0.0.1): TORCH_INDEX_URL
 (default https://download.pytorch.org/whl), PYPI_SIMPLE_URL (default
@@ -31,7 +31,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "build_support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "build_support"))
 import matrix  # noqa: E402
 
 TORCH_INDEX = os.environ.get("TORCH_INDEX_URL", "https://download.pytorch.org/whl").rstrip("/")

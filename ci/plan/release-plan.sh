@@ -11,7 +11,7 @@
 #                    run and publish nothing
 # Inputs (environment): EVENT, REF (e.g. refs/tags/v1.0.0), REPOSITORY (owner/name).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 event=${EVENT:?} ref=${REF:-} repository=${REPOSITORY:-}
 canonical=$(python3 build_support/matrix.py default repository)
