@@ -363,7 +363,7 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
                     include.append(entry)
         return {"include": include}
     default = default_pair(data)
-    # the label-free wheel (PyPI's), made by ci/bundle-wheels.py from the
+    # the label-free wheel (PyPI's), made by ci/build/bundle-wheels.py from the
     # tested builds' files, tested as itself with the default pair's torch,
     # with the CPU-only torch of the same minor (its CPU library) and with
     # PyPI's torch of the oldest stable minor (CUDA 12: its CUDA 12 library)

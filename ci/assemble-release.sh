@@ -4,7 +4,7 @@
 #   ci/assemble-release.sh --wheels DIR [--manifest JSON] [--out release]
 #
 # --manifest: file name -> sha256 of every wheel the release may publish
-# (ci/bundle-wheels.py, sealed before any test job ran): a wheel under DIR
+# (ci/build/bundle-wheels.py, sealed before any test job ran): a wheel under DIR
 # that is not in it, or whose bytes differ, stops the release, and so does a
 # wheel of the manifest that is missing.
 #

@@ -31,5 +31,5 @@ if [ -n "$wheel" ] && [ -z "$(changed_since "$wheel")" ]; then
     echo "== $wheel is up to date"
 else
     rm -f "$out"/my_ops-*.whl
-    ci/build-wheel.sh --build "$build" --out "$out"
+    ci/build/build-wheel.sh --build "$build" --out "$out"
 fi

@@ -12,7 +12,7 @@ ci/build.sh
 MY_OPS_OUT=wheelhouse/cpu ci/build.sh --build cpu
 wheel=$(ci/lib/newest-wheel.sh dist)
 .venv/bin/python -m pip install --quiet --no-deps --force-reinstall "$wheel"
-.venv/bin/python -m pip install --quiet -r ci/requirements-verify.txt -r ci/requirements-browser.txt
+.venv/bin/python -m pip install --quiet -r ci/build/requirements-verify.txt -r ci/requirements-browser.txt
 ci/install-browser.sh
 ci/lint.sh
 ci/test-workflows.sh  # the workflows' job graph, run with act (about 9 minutes)

@@ -17,7 +17,7 @@ What stands in for what cannot run here:
   - the ci/ steps that need Docker, Windows, a GPU or a hosted runner are
     recorders: build-pair.sh (makes each build's wheel from the real dist/
     wheel, with that build's version, label and build info; the default
-    build's wheel is the real one, verified by the real ci/verify-wheel.py),
+    build's wheel is the real one, verified by the real ci/build/verify-wheel.py),
     test-wheel.sh (checks that the wheel it got serves its pair),
     test-gpu.sh, setup-venv.sh, windows-setup.sh, check-cuda-toolkit.sh,
     free-disk.sh, fetch-released-wheels.sh (an earlier release) and
@@ -53,8 +53,8 @@ import matrix  # noqa: E402
 import workflow_standins  # noqa: E402
 
 ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
-RECORDED_STEPS = ["ci/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/lib/setup-venv.sh",
-                  "ci/windows-setup.sh", "ci/check-cuda-toolkit.sh", "ci/free-disk.sh",
+RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/lib/setup-venv.sh",
+                  "ci/build/windows-setup.sh", "ci/build/check-cuda-toolkit.sh", "ci/build/free-disk.sh",
                   "ci/fetch-released-wheels.sh", "ci/publish-github-release.sh"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
@@ -188,7 +188,7 @@ def base_version() -> str:
 def recorded_step(step: str, args: list[str]) -> int:
     env = os.environ
     record("step", step=step, args=args)
-    if step == "ci/build-pair.sh":
+    if step == "ci/build/build-pair.sh":
         default = matrix.load()["defaults"]["default_pair"]
         name = args[args.index("--build") + 1]
         build = matrix.find_build(default if name == "default" else name)
@@ -210,7 +210,7 @@ def recorded_step(step: str, args: list[str]) -> int:
                 and not env.get("MY_OPS_NIGHTLY"):
             # the default build really is this host's: verify the real wheel as the job would
             shutil.copy(real, wheel)
-            result = subprocess.run([env["REAL_PYTHON"], "ci/verify-wheel.py", str(wheel), "--build", build.name,
+            result = subprocess.run([env["REAL_PYTHON"], "ci/build/verify-wheel.py", str(wheel), "--build", build.name,
                                      "--skip-tools"], capture_output=True, text=True)
             print(result.stdout + result.stderr)
             record("verified", wheel=wheel.name, ok=result.returncode == 0)
@@ -508,7 +508,7 @@ def main() -> int:
             c(gpu == want_gpu, f"{want_gpu} GPU test jobs ({'none: a fork' if not want_gpu else 'same repository'})")
             c(bool(ran("gpu-watchdog")) == (name != "fork-pull-request"), "the GPU watchdog runs iff GPU jobs do")
             verified = [r for r in run["records"] if r["kind"] == "verified"]
-            c(len(verified) == 1 and verified[0]["ok"], "the default build's real wheel passes ci/verify-wheel.py")
+            c(len(verified) == 1 and verified[0]["ok"], "the default build's real wheel passes ci/build/verify-wheel.py")
         elif name == "windows-build-fails":
             c(run["returncode"] != 0, "the run fails")
             c(ran("build-windows", "failed") != [] and len(ran("build-linux", "succeeded")) == expected("push", "build-linux"),

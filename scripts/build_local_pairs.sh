@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build, repair, verify and CPU-test the wheels of several pairs on this
-# Linux host with the ci/ scripts the workflows run (ci/build-pair.sh, then
+# Linux host with the ci/ scripts the workflows run (ci/build/build-pair.sh, then
 # ci/test-wheel.sh). Each pair's wheel is the one of the build that serves it
 # (built once); a CUDA version other than the system toolkit's gets a toolkit
 # assembled by scripts/local_toolkit.py. Takes a while: each build installs
@@ -33,7 +33,7 @@ for pair in "${pairs[@]}"; do
         fi
         # This host is not a manylinux_2_28 system: take the tag auditwheel allows here.
         CUDA_HOME=$cuda_home CUDACXX=$cuda_home/bin/nvcc \
-            ci/build-pair.sh --build "$build" --out wheelhouse --platform-tag auto 2>&1 |
+            ci/build/build-pair.sh --build "$build" --out wheelhouse --platform-tag auto 2>&1 |
             tee "wheelhouse/$build.build.log" | tail -n 1 | tee -a "$summary"
         built="$built$build "
     fi

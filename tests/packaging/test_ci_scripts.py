@@ -268,7 +268,7 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
     version = (ROOT / "VERSION").read_text().strip()
     built = tmp_path / "built"
     _wheel(built / "wheel-cu130-linux" / f"my_ops-{version}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cu130")
-    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.json")],
                             cwd=ROOT, capture_output=True, text=True, env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -284,7 +284,7 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
         assert "my_ops/__init__.py,sha256=" in record
     # a wheel no build of the run makes
     _wheel(built / "wheel-rogue" / f"my_ops-{version}-cp39-abi3-manylinux_2_28_x86_64.whl", version)
-    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out2")], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 1 and "no build of this run makes" in result.stdout
@@ -301,7 +301,7 @@ def test_bundle_macos_label_free_wheel_is_the_cpu_one(tmp_path):
            label="cpu")
     _wheel(built / "wheel-cpu-linux" / f"my_ops-{version}+cpu-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cpu",
            label="cpu")
-    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 0, result.stdout + result.stderr

@@ -1,6 +1,6 @@
 """Read what a 64-bit Mach-O binary (a macOS .dylib or .so) imports, without Apple's tools.
 
-ci/verify-wheel.py audits the macOS wheel's libraries with this, on any host:
+ci/build/verify-wheel.py audits the macOS wheel's libraries with this, on any host:
 the libraries each one loads (LC_LOAD_DYLIB and kin) and the symbols it
 leaves undefined (its symbol table), with the leading underscore Mach-O
 gives C names removed.

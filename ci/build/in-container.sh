@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run a command in a container image over this checkout, as a `container:`
 # job would, but as a step: the image is pulled only now, after
-# ci/free-disk.sh made room for it.
+# ci/build/free-disk.sh made room for it.
 #
-#   ci/in-container.sh IMAGE COMMAND [ARGS...]
+#   ci/build/in-container.sh IMAGE COMMAND [ARGS...]
 # Environment: IN_CONTAINER_ENV, names of variables to pass through
 # (space-separated). With IMAGE empty the command runs on this host, so every
 # step also runs on a plain Linux machine. An IMAGE without a Docker engine
@@ -12,7 +12,7 @@
 # IN_CONTAINER_ALLOW_HOST=1 (the workflow test's act runs, which have no
 # engine).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 image=${1?usage: $0 IMAGE COMMAND [ARGS...]}
 shift

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """List the C functions of torch's stable ABI (the C shim: aoti_torch_*,
 torch_*) that a torch build exports, one per line: the data
-ci/verify-wheel.py checks a stable-ABI kernel library against, so that it
+ci/build/verify-wheel.py checks a stable-ABI kernel library against, so that it
 calls nothing newer than the oldest torch it claims.
 
-  python scripts/torch_c_symbols.py > scripts/torch-c-symbols-2.10.txt   # with that torch installed
-  python scripts/torch_c_symbols.py --wheel torch-2.10.0-...-macosx_11_0_arm64.whl \\
-      > scripts/torch-c-symbols-2.10-macos.txt                           # from a torch wheel file
+  python ci/build/torch_c_symbols.py > ci/build/torch-c-symbols-2.10.txt   # with that torch installed
+  python ci/build/torch_c_symbols.py --wheel torch-2.10.0-...-macosx_11_0_arm64.whl \\
+      > ci/build/torch-c-symbols-2.10-macos.txt                           # from a torch wheel file
 
 The macOS list is its own: macOS torch exports fewer shim functions (no
 CUDA or oneDNN ones), and a Mac resolves them only when they are called.
@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ci"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import macho  # noqa: E402
 
 C_SYMBOL = re.compile(r"^(aoti_torch_|torch_)\w+$")
@@ -61,7 +61,7 @@ def main() -> int:
         version, source = torch.__version__, "the installed torch"
     if not names:
         raise SystemExit("no C shim function found: is this a torch wheel or installation?")
-    print(f"# C shim functions exported by torch {version} ({source}; scripts/torch_c_symbols.py)")
+    print(f"# C shim functions exported by torch {version} ({source}; ci/build/torch_c_symbols.py)")
     print("\n".join(sorted(names)))
     return 0
 

@@ -4,7 +4,7 @@
 # its deployment target's), and verify it.
 # The build jobs of .github/workflows/wheels.yml run exactly this.
 #
-#   ci/build-pair.sh --build cu130 [--out wheelhouse] [--platform-tag TAG|auto]
+#   ci/build/build-pair.sh --build cu130 [--out wheelhouse] [--platform-tag TAG|auto]
 #
 # --build takes a build of build_support/matrix.toml (cu130: the stable wheel of
 # CUDA 13.0; 2.6-cu124: a legacy one) or a pair it serves (2.13-cu130).
@@ -16,7 +16,7 @@
 # (default: the matrix's tag of this host's platform, e.g.
 # manylinux_2_28_x86_64); "auto" takes the most compatible tag this host allows.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 build='' out=wheelhouse platform_tag='' python=${PYTHON:-python3}
 while [ $# -gt 0 ]; do
@@ -39,7 +39,7 @@ venv=.venv-build-$build
 ci/lib/setup-venv.sh --build "$build" --venv "$venv" --python "$python"
 vpy="$venv/bin/python"
 [ -x "$vpy" ] || vpy="$venv/Scripts/python.exe"
-"$vpy" -m pip install --quiet -r ci/requirements-verify.txt
+"$vpy" -m pip install --quiet -r ci/build/requirements-verify.txt
 
 if [ "$platform" = macos ]; then
     # macosx_11_0_arm64 -> 11.0: the compilers target it, and scikit-build-core tags the wheel with it
@@ -49,7 +49,7 @@ fi
 
 raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
-ci/build-wheel.sh --build "$build" --out "$raw" --python "$vpy"
+ci/build/build-wheel.sh --build "$build" --out "$raw" --python "$vpy"
 dest="$out/$build"
 rm -rf "$dest"
 mkdir -p "$dest"
@@ -61,7 +61,7 @@ if [ "$platform" = linux ] || [ "$platform" = linux-aarch64 ]; then
     else
         plat=(--plat "$platform_tag")
     fi
-    PYTHON=$vpy ci/repair-wheel.sh "$raw"/my_ops-*.whl "$dest" "${plat[@]}"
+    PYTHON=$vpy ci/build/repair-wheel.sh "$raw"/my_ops-*.whl "$dest" "${plat[@]}"
 else
     # Windows, macOS: nothing to repair; torch's libraries come from torch, and
     # verify-wheel checks that the wheel links nothing else outside the system
@@ -72,4 +72,4 @@ label=()
 if [ "${MY_OPS_LOCAL_LABEL:-}" = none ]; then
     label=(--no-label)  # the label-free PyPI build
 fi
-"$vpy" ci/verify-wheel.py "$wheel" --build "$build" "${verify_tag[@]}" "${label[@]}" --report "$dest/verify.json"
+"$vpy" ci/build/verify-wheel.py "$wheel" --build "$build" "${verify_tag[@]}" "${label[@]}" --report "$dest/verify.json"

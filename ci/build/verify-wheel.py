@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Verify a built my_ops wheel against its build in build_support/matrix.toml.
 
-  ci/verify-wheel.py WHEEL --build cu130 [--platform-tag manylinux_2_28_x86_64]
+  ci/build/verify-wheel.py WHEEL --build cu130 [--platform-tag manylinux_2_28_x86_64]
                      [--report report.json] [--skip-tools]
 
 (--build also takes a pair, e.g. 2.13-cu130: the build that serves it.)
@@ -14,10 +14,10 @@ Checks, each failure named in the output:
   sass      cuobjdump lists SASS for every SM of the arch list, in every kernel
             object, and PTX for the +PTX entries (no more, no less)
   symbols   a stable build's shared objects import no torch C++ symbol, no C
-            shim function the oldest torch it claims lacks (scripts/torch-c-symbols-
+            shim function the oldest torch it claims lacks (ci/build/torch-c-symbols-
             <stable_abi_min>[-macos].txt), and link no libc10 (Linux: nm, readelf;
-            macOS: ci/macho.py, which also checks that they load nothing but
-            system libraries and each other; Windows: ci/pe.py)
+            macOS: ci/build/macho.py, which also checks that they load nothing but
+            system libraries and each other; Windows: ci/build/pe.py)
   bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
   size      under the matrix's wheel_size_limit_mb
   tools     abi3audit, check-wheel-contents and `twine check` pass
@@ -37,9 +37,10 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "build_support"))
-sys.path.insert(0, str(ROOT / "ci"))
+sys.path.insert(0, str(HERE))
 import macho  # noqa: E402
 import matrix  # noqa: E402
 import pe  # noqa: E402
@@ -144,10 +145,10 @@ def torch_c_imports(library: Path) -> list[str]:
 
 def oldest_torch_c_symbols(path: Path | None, macos: bool = False) -> tuple[str, set[str]]:
     """(its path, the C shim functions) the oldest stable torch exports:
-    scripts/torch-c-symbols-<stable_abi_min>.txt, or its -macos list (macOS
-    torch has no CUDA or oneDNN shims; scripts/torch_c_symbols.py)."""
+    ci/build/torch-c-symbols-<stable_abi_min>.txt, or its -macos list (macOS
+    torch has no CUDA or oneDNN shims; ci/build/torch_c_symbols.py)."""
     suffix = "-macos" if macos else ""
-    path = path or ROOT / "scripts" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}{suffix}.txt"
+    path = path or HERE / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}{suffix}.txt"
     lines = path.read_text().splitlines()
     return str(path), {line.strip() for line in lines if line.strip() and not line.startswith("#")}
 
@@ -308,7 +309,7 @@ def main() -> int:
     parser.add_argument("--skip-tools", action="store_true", help="skip abi3audit, check-wheel-contents, twine")
     parser.add_argument("--no-label", action="store_true", help="the label-free PyPI build of the pair")
     parser.add_argument("--torch-c-symbols", type=Path, help="the oldest stable torch's C shim functions "
-                        "(default: scripts/torch-c-symbols-<stable_abi_min>.txt)")
+                        "(default: ci/build/torch-c-symbols-<stable_abi_min>.txt)")
     args = parser.parse_args()
 
     data = matrix.load()

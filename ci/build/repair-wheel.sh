@@ -3,10 +3,10 @@
 # torch or CUDA: those libraries come from the user's torch install, and a
 # second copy of libcudart in the wheel crashes at load.
 #
-#   ci/repair-wheel.sh WHEEL OUT_DIR [--plat manylinux_2_28_x86_64]
+#   ci/build/repair-wheel.sh WHEEL OUT_DIR [--plat manylinux_2_28_x86_64]
 # Without --plat, auditwheel picks the most compatible tag this host allows.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 [ $# -ge 2 ] || { echo "usage: $0 WHEEL OUT_DIR [--plat TAG]" >&2; exit 2; }
 wheel=$1 out=$2

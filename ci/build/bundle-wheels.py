@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seal a run's built wheels and make each platform's label-free wheel from them.
 
-    ci/bundle-wheels.py --event push --wheels built/ --out bundles/ [--manifest manifest.json]
+    ci/build/bundle-wheels.py --event push --wheels built/ --out bundles/ [--manifest manifest.json]
 
 --wheels holds the build jobs' artifacts (any folder layout). Every wheel in
 it must be one this event's matrix builds (build_support/matrix.py gha), with this
@@ -37,7 +37,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "build_support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "build_support"))
 import matrix  # noqa: E402
 import metadata_provider  # noqa: E402
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build one my_ops wheel into an output folder.
 #
-#   ci/build-wheel.sh [--build cu130|2.6-cu124|default] [--out dist] [--python .venv/bin/python]
+#   ci/build/build-wheel.sh [--build cu130|2.6-cu124|default] [--out dist] [--python .venv/bin/python]
 #
 # --build also takes a pair (2.13-cu130): the build that serves it.
 #
@@ -11,7 +11,7 @@
 # to the build's list in build_support/matrix.toml; the build `cpu` (or
 # MY_OPS_CUDA=OFF) builds +cpu.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 build=default out=dist python=${PYTHON:-.venv/bin/python}
 while [ $# -gt 0 ]; do

@@ -1,6 +1,6 @@
 """Read what a Windows DLL or .pyd imports, on any host (pefile, which abi3audit brings).
 
-ci/verify-wheel.py audits the Windows wheel's libraries with this: the DLLs
+ci/build/verify-wheel.py audits the Windows wheel's libraries with this: the DLLs
 each one loads and the names it imports from each.
 """
 
