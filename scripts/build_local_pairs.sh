@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, repair, verify and CPU-test the wheels of several pairs on this
 # Linux host with the ci/ scripts the workflows run (ci/build/build-pair.sh, then
-# ci/test-wheel.sh). Each pair's wheel is the one of the build that serves it
+# ci/test/test-wheel.sh). Each pair's wheel is the one of the build that serves it
 # (built once); a CUDA version other than the system toolkit's gets a toolkit
 # assembled by scripts/local_toolkit.py. Takes a while: each build installs
 # its torch, and each pair a fresh test environment with its own torch.
@@ -38,7 +38,7 @@ for pair in "${pairs[@]}"; do
         built="$built$build "
     fi
     wheel=$(ci/lib/newest-wheel.sh "wheelhouse/$build")
-    ci/test-wheel.sh "$wheel" --pair "$pair" 2>&1 | tee "wheelhouse/$pair.test.log" | tail -n 3
+    ci/test/test-wheel.sh "$wheel" --pair "$pair" 2>&1 | tee "wheelhouse/$pair.test.log" | tail -n 3
     echo "   $pair (wheel $build) CPU tests in a fresh venv: $(tail -n 1 "wheelhouse/$pair.test.log")" >>"$summary"
 done
 echo "==================== summary"

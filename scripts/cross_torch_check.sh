@@ -45,7 +45,7 @@ echo "wheel $(basename "$wheel")" >"$summary"
 status=0
 for pair in $pairs; do
     echo "==================== $pair"
-    if ci/test-wheel.sh "$wheel" --pair "$pair" -- -m "not large_memory" >"$out/$pair.log" 2>&1; then
+    if ci/test/test-wheel.sh "$wheel" --pair "$pair" -- -m "not large_memory" >"$out/$pair.log" 2>&1; then
         result=ok
     else
         result=FAILED

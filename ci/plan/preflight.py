@@ -20,7 +20,7 @@ Environment: API_URL, REPOSITORY (owner/name), KIND (release|nightly), REF
 actions and pages read), ADMIN_TOKEN (a fine-grained token with
 "Administration: read" of this repository, for the last two settings; the
 PREFLIGHT_TOKEN secret). Any server that answers as GitHub's API does works
-(tests/packaging/test_ci_scripts.py and ci/workflow_test.py serve one on 127.0.0.1).
+(tests/packaging/test_ci_scripts.py and ci/test/workflow_test.py serve one on 127.0.0.1).
 """
 
 from __future__ import annotations

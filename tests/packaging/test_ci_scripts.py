@@ -50,7 +50,7 @@ class FakeRunApi:
         env = {**os.environ, "API_URL": self.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
                "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05"}
         try:
-            return subprocess.run([sys.executable, str(ROOT / "ci/gpu-watchdog.py")], env=env,
+            return subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env,
                                   capture_output=True, text=True, timeout=60)
         finally:
             self.server.shutdown()
@@ -103,7 +103,7 @@ def test_watchdog_waits_for_the_bundle_job():
            "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
     try:
         with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, str(ROOT / "ci/gpu-watchdog.py")], env=env, capture_output=True, timeout=2)
+            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True, timeout=2)
     finally:
         api.server.shutdown()
 
@@ -126,7 +126,7 @@ def test_watchdog_waits_while_builds_run():
            "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
     try:
         with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, str(ROOT / "ci/gpu-watchdog.py")], env=env, capture_output=True,
+            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True,
                            timeout=2)
     finally:
         api.server.shutdown()
@@ -158,7 +158,7 @@ def test_release_plan_refuses_a_tag_that_is_not_the_version():
 
 
 # ------------------------------------------------ release guards (stand-ins)
-sys.path.insert(0, str(ROOT / "ci"))
+sys.path.insert(0, str(ROOT / "ci" / "test"))
 import workflow_standins  # noqa: E402
 
 
@@ -178,7 +178,7 @@ def _run(script: str, servers, extra: dict, *args: str) -> subprocess.CompletedP
 
 
 def _all_torch_wheels() -> set[str]:
-    sys.path.insert(0, str(ROOT / "ci"))
+    sys.path.insert(0, str(ROOT / "ci" / "test"))
     import workflow_test
 
     return set(workflow_test.every_torch_wheel())

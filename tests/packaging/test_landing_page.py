@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "build_support"))
 import make_landing_page as landing_page  # noqa: E402
 import matrix  # noqa: E402
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (ci/requirements-browser.txt)")
+webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (ci/test/requirements-browser.txt)")
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

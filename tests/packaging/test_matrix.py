@@ -143,7 +143,7 @@ def test_aarch64_variants_follow_pytorch():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step (bash, python3)")
 def test_gha_matrix_script_writes_github_outputs(tmp_path):
     """The real script, its source check answered by the stand-ins on 127.0.0.1; images come pinned."""
-    sys.path.insert(0, str(ROOT / "ci"))
+    sys.path.insert(0, str(ROOT / "ci" / "test"))
     import workflow_standins
     import workflow_test
 

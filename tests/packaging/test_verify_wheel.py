@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "build_support"))
 import matrix  # noqa: E402
 
 # The verification tools (ci/build/requirements-verify.txt) are in the development
-# environment; a plain user environment (ci/test-wheel.sh) has none of them.
+# environment; a plain user environment (ci/test/test-wheel.sh) has none of them.
 for _tool in ("abi3audit", "check_wheel_contents", "twine", "packaging"):
     pytest.importorskip(_tool, reason="needs the tools of ci/build/requirements-verify.txt")
 _spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/build/verify-wheel.py")

@@ -2,12 +2,12 @@
 # Install a wheel the way a user would, into a fresh virtual environment that
 # already has the pair's torch, and run the CPU test suite there.
 #
-#   ci/test-wheel.sh WHEEL [--pair 2.11-cu130|default] [--python python3.13] [-- pytest args]
+#   ci/test/test-wheel.sh WHEEL [--pair 2.11-cu130|default] [--python python3.13] [-- pytest args]
 #
 # Also checks that installing the wheel keeps the user's torch (its pin must
 # accept the torch the pair was built for).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 [ $# -ge 1 ] || { echo "usage: $0 WHEEL [--pair NAME] [--python PYTHON] [-- pytest args]" >&2; exit 2; }
 wheel=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -38,7 +38,7 @@ vpy="$venv/bin/python"
 "$vpy" -m pip install --quiet "${torch_args[@]}"
 "$vpy" -m pip install --quiet "pytest>=8" "numpy>=1.26" "expecttest>=0.2" "hypothesis>=6"
 torch_before=$("$vpy" -c 'import torch; print(torch.__version__)')
-MATRIX_PYTHON=$python ci/check-torch.sh "$vpy" "$pair"
+MATRIX_PYTHON=$python ci/test/check-torch.sh "$vpy" "$pair"
 
 echo "== pip install $(basename "$wheel")"
 "$vpy" -m pip install --quiet "$wheel"

@@ -1,4 +1,4 @@
-"""Stand-ins on 127.0.0.1 for what the workflows talk to, for ci/workflow_test.py.
+"""Stand-ins on 127.0.0.1 for what the workflows talk to, for ci/test/workflow_test.py.
 
 One HTTP server answers as
   /api/...           GitHub's REST API: a run's jobs (names as the jobs API

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the real workflow files with `act` on this host and check their job graph.
 
-Called by ci/test-workflows.sh. For each scenario (a pull request, a fork's
+Called by ci/test/test-workflows.sh. For each scenario (a pull request, a fork's
 pull request, a push to main, a v* tag, the nightly, and injected failures)
 it runs act in host mode over a scratch copy of the repository and asserts
 which jobs ran, succeeded, failed or were skipped, which artifacts flowed
@@ -26,7 +26,7 @@ What stands in for what cannot run here:
     release-plan.sh, preflight.py, gpu-watchdog.py, in-container.sh,
     bundle-wheels.py, assemble-release.sh (sdist, SHA256SUMS, the index),
     make_index.py and verify-published.sh, the ones that talk to GitHub or
-    an index against ci/workflow_standins.py on 127.0.0.1 (GitHub's REST API
+    an index against ci/test/workflow_standins.py on 127.0.0.1 (GitHub's REST API
     with called-workflow job names and environment deployment rules,
     PyTorch's index, PyPI, a registry, Pages and the release's assets).
 Injected failures come in through the stand-ins' state and through
@@ -46,14 +46,14 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "build_support"))
-sys.path.insert(0, str(ROOT / "ci"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import matrix  # noqa: E402
 import workflow_standins  # noqa: E402
 
 ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
-RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test-wheel.sh", "ci/test-gpu.sh", "ci/lib/setup-venv.sh",
+RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test/test-wheel.sh", "ci/test/test-gpu.sh", "ci/lib/setup-venv.sh",
                   "ci/build/windows-setup.sh", "ci/build/check-cuda-toolkit.sh", "ci/build/free-disk.sh",
                   "ci/fetch-released-wheels.sh", "ci/publish-github-release.sh"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
@@ -217,7 +217,7 @@ def recorded_step(step: str, args: list[str]) -> int:
             if result.returncode != 0:
                 return 1
         return 0
-    if step == "ci/test-wheel.sh":
+    if step == "ci/test/test-wheel.sh":
         wheels = sorted(Path().glob(args[0]))  # (the shell left the pattern when nothing matched)
         pair = matrix.find_pair(args[args.index("--pair") + 1])
         if len(wheels) != 1:
@@ -239,7 +239,7 @@ def recorded_step(step: str, args: list[str]) -> int:
             serves = serves and pair.abi == "stable"
         record("tested", pair=pair.name, wheel=wheel.name, serves=serves)
         return 0 if serves else 1
-    if step == "ci/test-gpu.sh":
+    if step == "ci/test/test-gpu.sh":
         pair = env.get("PAIR", "")
         if pair in env.get("INJECT_FAIL_GPU", "").split(","):
             print(f"injected failure: the GPU tests of {pair} fail", file=sys.stderr)
@@ -300,7 +300,7 @@ def scratch_copy(base: Path, api_url: str) -> Path:
         # No Docker here: the container jobs run on the host.
         text = re.sub(r"^    container: .*\n", "", workflow.read_text(), flags=re.M)
         # act's schema predates GitHub's `queue: max` for concurrency groups
-        # (actionlint and GitHub's schema in ci/lint.sh check it); act runs
+        # (actionlint and GitHub's schema in ci/test/lint.sh check it); act runs
         # one job at a time anyway.
         text = re.sub(r"^ +queue: max\b.*\n", "", text, flags=re.M)
         # GitHub's API and web server (release downloads) are the stand-ins'
@@ -464,7 +464,7 @@ def main() -> int:
                                {"INJECT_FAIL_GPU": "2.13-cu130"}),
         "tag-fetch-fails": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
                             {"INJECT_FAIL_FETCH": "1"}),
-        # the failures ci/plan/check-sources.py, ci/plan/preflight.py, ci/gpu-watchdog.py and the seal must catch
+        # the failures ci/plan/check-sources.py, ci/plan/preflight.py, ci/test/gpu-watchdog.py and the seal must catch
         "tag-torch-missing": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
         "tag-pages-refuses": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
         "tag-gpu-stuck": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),

@@ -2,9 +2,9 @@
 # Fail unless PYTHON's torch is the one a pair names (its minor and its CUDA
 # version): a test job that installed another variant would pass silently.
 #
-#   ci/check-torch.sh PYTHON PAIR
+#   ci/test/check-torch.sh PYTHON PAIR
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 python=${1:?usage: $0 PYTHON PAIR} pair=${2:?usage: $0 PYTHON PAIR}
 matrix_python=${MATRIX_PYTHON:-python3}  # one that runs build_support/matrix.py (3.11+, or with tomli)

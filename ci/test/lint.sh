@@ -3,11 +3,11 @@
 # command: actionlint, zizmor, check-jsonschema (GitHub's workflow schema,
 # vendored in the tool) and the shell-script linter.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 python=${PYTHON:-.venv/bin/python}
 bin=$(dirname "$python")
-"$python" -m pip install --quiet --only-binary :all: -r ci/requirements-lint.txt
+"$python" -m pip install --quiet --only-binary :all: -r ci/test/requirements-lint.txt
 
 workflows=(.github/workflows/*.yml)
 echo "== actionlint"

@@ -2,7 +2,7 @@
 # The GPU job: install a built wheel (no dependencies: the machine's torch
 # stays) and run the whole suite with every CUDA test required to run.
 #
-#   ci/test-gpu.sh [WHEEL] [-- pytest args]
+#   ci/test/test-gpu.sh [WHEEL] [-- pytest args]
 # Environment: PYTHON (default python3); PAIR (e.g. 2.13-cu130): the torch
 # installed must be that pair's, checked before any test; MY_OPS_SANITIZE=1 also runs the CUDA
 # tests of two modules under compute-sanitizer memcheck;
@@ -10,7 +10,7 @@
 # TORCH_CUDA_ARCH_LIST=8.0 on a Hopper runner), enables the end-to-end test
 # of the "no kernels for this GPU" error.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 python=${PYTHON:-python3}
 wheel=${1:-}
@@ -19,7 +19,7 @@ wheel=${1:-}
 if [ -z "$wheel" ]; then
     wheel=$(ci/lib/newest-wheel.sh dist)
 fi
-[ -z "${PAIR:-}" ] || ci/check-torch.sh "$python" "$PAIR"
+[ -z "${PAIR:-}" ] || ci/test/check-torch.sh "$python" "$PAIR"
 "$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
 # The driver must run the wheel's CUDA: say so plainly, before any test fails
 # with "CUDA driver version is insufficient".
@@ -30,7 +30,7 @@ import torch
 
 from my_ops import __main__ as info, _build_info
 
-assert torch.cuda.is_available(), "ci/test-gpu.sh needs a CUDA device"
+assert torch.cuda.is_available(), "ci/test/test-gpu.sh needs a CUDA device"
 for i in range(torch.cuda.device_count()):
     print("GPU", i, torch.cuda.get_device_name(i), torch.cuda.get_device_capability(i))
 build = _build_info.load()
