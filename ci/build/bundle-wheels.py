@@ -22,7 +22,7 @@ by the CPU and GPU jobs.
 The manifest (file name -> sha256 of every labelled and label-free wheel) is
 printed as `manifest=JSON` to $GITHUB_OUTPUT: a job output cannot change
 after this job, so the release publishes exactly these bytes
-(ci/assemble-release.sh --manifest), whatever a later job uploads.
+(ci/release/assemble-release.sh --manifest), whatever a later job uploads.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ import workflow_standins  # noqa: E402
 ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
 RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test/test-wheel.sh", "ci/test/test-gpu.sh", "ci/lib/setup-venv.sh",
                   "ci/build/windows-setup.sh", "ci/build/check-cuda-toolkit.sh", "ci/build/free-disk.sh",
-                  "ci/fetch-released-wheels.sh", "ci/publish-github-release.sh"]
+                  "ci/release/fetch-released-wheels.sh", "ci/release/publish-github-release.sh"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
 
@@ -261,7 +261,7 @@ def recorded_step(step: str, args: list[str]) -> int:
             venv.parent.mkdir(parents=True, exist_ok=True)
             venv.symlink_to(Path(env["REAL_PYTHON"]).parent.parent)
         return 0
-    if step == "ci/fetch-released-wheels.sh":
+    if step == "ci/release/fetch-released-wheels.sh":
         if env.get("INJECT_FAIL_FETCH") == "1":
             print("injected failure: gh release download failed (HTTP 502)", file=sys.stderr)
             return 1
@@ -489,7 +489,7 @@ def main() -> int:
         c = lambda ok, what: checks.check(name, ok, what)  # noqa: E731
         ran = lambda prefix, result=None: job_names(run, prefix, result)  # noqa: E731
         tested = [r for r in run["records"] if r["kind"] == "tested"]
-        published = [r for r in run["records"] if r["kind"] == "step" and r["step"] == "ci/publish-github-release.sh"]
+        published = [r for r in run["records"] if r["kind"] == "step" and r["step"] == "ci/release/publish-github-release.sh"]
         pypi = [r for r in run["records"] if r.get("action") == "gh-action-pypi-publish"]
         pages = [r for r in run["records"] if r.get("action") == "upload-pages-artifact"]
         if name in ("pull-request", "fork-pull-request", "push-main"):
@@ -538,7 +538,7 @@ def main() -> int:
             c(firsts == (["github-release", "pages", "verify", "pypi"] if kind == "release"
                          else ["github-release", "pages", "verify", "prune-nightly"]), f"publishing order {firsts}")
             c(ran("verify", "succeeded") != [],
-              "the published index and release install and pass the smoke test (ci/verify-published.sh)")
+              "the published index and release install and pass the smoke test (ci/release/verify-published.sh)")
             pypi_files = sorted((base / name / "artifacts" / "release" / "pypi").glob("*.whl"))
             tested_names = {t["wheel"] for t in tested}
             c(bool(pypi_files) and all(f.name in tested_names for f in pypi_files),

@@ -312,7 +312,7 @@ def test_bundle_macos_label_free_wheel_is_the_cpu_one(tmp_path):
     assert not (tmp_path / "out" / "bundle-linux").exists()
 
 
-# ------------------------------------------- ci/publish-github-release.sh
+# ------------------------------------------- ci/release/publish-github-release.sh
 FAKE_GH = """#!/usr/bin/env bash
 # A stand-in gh: answers from $GH_STATE, logs every call to $GH_LOG.
 echo "$*" >>"$GH_LOG"
@@ -336,7 +336,7 @@ def _publish(tmp_path, *args, assets=(), is_draft="true"):
     (state / "is_draft").write_text(is_draft + "\n")
     log = tmp_path / "gh.log"
     log.write_text("")
-    result = subprocess.run(["bash", "ci/publish-github-release.sh", *args], cwd=ROOT, capture_output=True, text=True,
+    result = subprocess.run(["bash", "ci/release/publish-github-release.sh", *args], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GH_STATE": str(state),
                                  "GH_LOG": str(log), "COMMIT": "0" * 40})
     return result, log.read_text().splitlines()

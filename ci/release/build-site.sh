@@ -2,22 +2,22 @@
 # Build the GitHub Pages site: the PEP 503 indexes of every published wheel
 # and the install selector.
 #
-#   ci/build-site.sh --out site [--dist DIR] [--kind release|nightly]
+#   ci/release/build-site.sh --out site [--dist DIR] [--kind release|nightly]
 #                    [--previous DIR] [--previous-nightly DIR] [--files-url URL]
 #
-# --dist: this run's release folder (ci/assemble-release.sh's dist/), indexed
+# --dist: this run's release folder (ci/release/assemble-release.sh's dist/), indexed
 # as a release or, with --kind nightly, as a nightly. --previous /
-# --previous-nightly: wheels published before (ci/fetch-released-wheels.sh),
+# --previous-nightly: wheels published before (ci/release/fetch-released-wheels.sh),
 # indexed again because each deploy replaces the whole site. Of the
 # nightlies (this one included) only the newest `nightly_keep` versions of
 # build_support/matrix.toml are indexed: the same ones the nightly release keeps
-# (ci/publish-github-release.sh prune). --files-url: where the releases'
+# (ci/release/publish-github-release.sh prune). --files-url: where the releases'
 # assets are downloaded from (https://github.com/OWNER/REPO/releases/download):
 # the pages link the wheels there and the site holds pages only. Without it
 # the wheels are copied into the site (a self-contained index, e.g. for
 # tests). The same inputs give the same site.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 dist='' kind=release previous='' previous_nightly='' out='' files_url=()
 python=${PYTHON:-python3}
@@ -44,7 +44,7 @@ releases=() nightlies=()
 
 if [ ${#releases[@]} -gt 0 ]; then
     echo "== releases: ${releases[*]}"
-    "$python" scripts/make_index.py --site "$out" "${files_url[@]}" "${releases[@]}"
+    "$python" ci/release/make_index.py --site "$out" "${files_url[@]}" "${releases[@]}"
 fi
 if [ ${#nightlies[@]} -gt 0 ]; then
     keep=$("$python" build_support/matrix.py default nightly_keep)
@@ -56,10 +56,10 @@ if [ ${#nightlies[@]} -gt 0 ]; then
             find "${nightlies[@]}" -name "my_ops-${version}[-+]*.whl" -exec cp -f {} "$recent/" \;
         done
     echo "== nightlies: the newest $keep versions"
-    "$python" scripts/make_index.py --site "$out" --nightly "${files_url[@]}" "$recent"
+    "$python" ci/release/make_index.py --site "$out" --nightly "${files_url[@]}" "$recent"
 fi
 if [ ${#files_url[@]} -gt 0 ]; then
     rm -rf "$out/whl/files" "$out/whl/nightly/files"  # the pages link the release assets
 fi
-"$python" scripts/make_landing_page.py --site "$out"
+"$python" ci/release/make_landing_page.py --site "$out"
 echo "== $out: $(find "$out" -name index.html | wc -l) pages"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assemble everything a release publishes, from a folder of verified wheels:
 #
-#   ci/assemble-release.sh --wheels DIR [--manifest JSON] [--out release]
+#   ci/release/assemble-release.sh --wheels DIR [--manifest JSON] [--out release]
 #
 # --manifest: file name -> sha256 of every wheel the release may publish
 # (ci/build/bundle-wheels.py, sealed before any test job ran): a wheel under DIR
@@ -15,11 +15,11 @@
 #   release/pypi/     the sdist and the label-free wheels: what goes to PyPI
 #
 # The index pages are built later, from what is published at that moment
-# (ci/build-site.sh, in the release workflow's pages job). The sdist's
+# (ci/release/build-site.sh, in the release workflow's pages job). The sdist's
 # version follows MY_OPS_NIGHTLY as the wheels' does. The same inputs give
 # the same output.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 wheels='' manifest='' out=release
 python=${PYTHON:-.venv/bin/python}

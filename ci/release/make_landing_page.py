@@ -3,7 +3,7 @@
 the exact pip command), generated from build_support/matrix.toml. Plain HTML and a
 little JavaScript, no external assets.
 
-  scripts/make_landing_page.py --site site [--base-url https://my-ops.github.io/my_ops]
+  ci/release/make_landing_page.py --site site [--base-url https://my-ops.github.io/my_ops]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "build_support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "build_support"))
 import matrix  # noqa: E402
 
 TEMPLATE = """<!DOCTYPE html>

@@ -5,14 +5,14 @@
 # resolves against its torch (which must stay), downloads with the index's
 # sha256, and the wheel runs from a scratch folder.
 #
-#   ci/verify-published.sh VERSION TAG
+#   ci/release/verify-published.sh VERSION TAG
 # Environment: PYTHON (with the default pair's torch), INDEX_URL (default:
 # build_support/matrix.toml's index_url), RELEASES_URL (default
 # https://github.com/REPOSITORY/releases/download), REPOSITORY, NIGHTLY=1 for
 # the whl/nightly/ index, WAIT_SECONDS (how long Pages may take to serve the
 # new pages, default 600).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 version=${1:?usage: $0 VERSION TAG} tag=${2:?usage: $0 VERSION TAG}
 python=${PYTHON:-python3}

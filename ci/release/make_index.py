@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Add wheels to the my_ops package index: PEP 503 simple indexes per pair and per CUDA version.
 
-  scripts/make_index.py --site site WHEEL_OR_DIR... [--nightly] [--files-url URL]
+  ci/release/make_index.py --site site WHEEL_OR_DIR... [--nightly] [--files-url URL]
 
 Layout (relative to --site):
   index.html                                   the install selector (make_landing_page.py)
@@ -18,7 +18,7 @@ With --files-url the pages link each wheel where it is published instead
 release and `nightly` for a nightly), and the site keeps only the pages: it
 stays small however many releases it indexes. The <wheel>.metadata files
 (PEP 658) must then be published beside the wheels, and whl/files/ is only
-the working set the pages are computed from (ci/assemble-release.sh takes
+the working set the pages are computed from (ci/release/assemble-release.sh takes
 both out of the site).
 
 A +cuXYZ label alone does not say which torch a legacy wheel was compiled

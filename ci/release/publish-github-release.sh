@@ -3,23 +3,23 @@
 # complete, and nothing published is removed before the new files were
 # verified:
 #
-#   ci/publish-github-release.sh upload release|nightly TAG DIR
+#   ci/release/publish-github-release.sh upload release|nightly TAG DIR
 #       release: a DRAFT release named TAG with every file of DIR.
 #       nightly: the rolling "nightly" pre-release gets this night's files
 #       (created at the first nightly, its tag on COMMIT).
-#   ci/publish-github-release.sh finalize release|nightly TAG
+#   ci/release/publish-github-release.sh finalize release|nightly TAG
 #       release: the draft becomes public. nightly: the release notes name
 #       the newest nightly's commit. The `nightly` tag is never moved: a
 #       workflow token may not move a tag across changes to workflow files.
-#   ci/publish-github-release.sh prune nightly TAG
+#   ci/release/publish-github-release.sh prune nightly TAG
 #       after the published nightly was verified: the files of versions
 #       older than the newest `nightly_keep` (build_support/matrix.toml) are
-#       deleted, the ones ci/build-site.sh no longer indexes.
+#       deleted, the ones ci/release/build-site.sh no longer indexes.
 #
 # Needs gh and GH_TOKEN (contents: write); the nightly's upload and finalize
 # need COMMIT (the commit it was built from).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 step=${1:?usage: $0 upload|finalize|prune release|nightly TAG [DIR]} kind=${2:?} tag=${3:?}
 [ "$kind" = nightly ] && tag=nightly
@@ -61,7 +61,7 @@ The nightly tag marks the first nightly only."
     prune:nightly)
         keep=$(python3 build_support/matrix.py default nightly_keep)
         assets=$(gh release view nightly --json assets --jq '.assets[].name')
-        # versions as ci/build-site.sh counts them: from the wheels
+        # versions as ci/release/build-site.sh counts them: from the wheels
         versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\)[-+].*\.whl$/\1/p' | sort -u -V)
         old=$(printf '%s\n' "$versions" | head -n "-$keep")
         for version in $old; do

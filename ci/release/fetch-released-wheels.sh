@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Download the wheels of earlier GitHub Releases, so a new index keeps them:
-#   ci/fetch-released-wheels.sh OUT_DIR [release|nightly]
+#   ci/release/fetch-released-wheels.sh OUT_DIR [release|nightly]
 # release: every v* release; nightly: the rolling "nightly" pre-release.
 # Needs the gh CLI and GH_TOKEN (read access). With no releases yet, OUT_DIR
 # stays empty; any failed download fails the script (a page rebuilt without
