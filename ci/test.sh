@@ -10,11 +10,11 @@ ci/build.sh
 # The +cpu wheel too: tests/packaging/test_libraries.py bundles it with the default
 # wheel into PyPI's label-free wheel, as the release does, and loads each.
 MY_OPS_OUT=wheelhouse/cpu ci/build.sh --build cpu
-wheel=$(ci/newest-wheel.sh dist)
+wheel=$(ci/lib/newest-wheel.sh dist)
 .venv/bin/python -m pip install --quiet --no-deps --force-reinstall "$wheel"
-.venv/bin/python -m pip install --quiet -r ci/requirements-verify.txt -r ci/requirements-browser.txt
-ci/install-browser.sh
-ci/lint.sh
-ci/test-workflows.sh  # the workflows' job graph, run with act (about 9 minutes)
+.venv/bin/python -m pip install --quiet -r ci/build/requirements-verify.txt -r ci/test/requirements-browser.txt
+ci/test/install-browser.sh
+ci/test/lint.sh
+ci/test/test-workflows.sh  # the workflows' job graph, run with act (about 9 minutes)
 # no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/)
 .venv/bin/python -m pytest -q -rs "$@"

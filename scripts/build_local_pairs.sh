@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, repair, verify and CPU-test the wheels of several pairs on this
-# Linux host with the ci/ scripts the workflows run (ci/build-pair.sh, then
-# ci/test-wheel.sh). Each pair's wheel is the one of the build that serves it
+# Linux host with the ci/ scripts the workflows run (ci/build/build-pair.sh, then
+# ci/test/test-wheel.sh). Each pair's wheel is the one of the build that serves it
 # (built once); a CUDA version other than the system toolkit's gets a toolkit
 # assembled by scripts/local_toolkit.py. Takes a while: each build installs
 # its torch, and each pair a fresh test environment with its own torch.
@@ -23,9 +23,9 @@ summary=wheelhouse/summary.txt
 built=" "
 for pair in "${pairs[@]}"; do
     echo "==================== $pair"
-    build=$(python3 scripts/matrix.py build "$pair" --field name)
+    build=$(python3 build_support/matrix.py build "$pair" --field name)
     if [[ "$built" != *" $build "* ]]; then
-        cuda=$(python3 scripts/matrix.py build "$build" --field cuda)
+        cuda=$(python3 build_support/matrix.py build "$build" --field cuda)
         if [ "$cuda" = "$system_cuda" ]; then
             cuda_home=/usr/local/cuda
         else
@@ -33,12 +33,12 @@ for pair in "${pairs[@]}"; do
         fi
         # This host is not a manylinux_2_28 system: take the tag auditwheel allows here.
         CUDA_HOME=$cuda_home CUDACXX=$cuda_home/bin/nvcc \
-            ci/build-pair.sh --build "$build" --out wheelhouse --platform-tag auto 2>&1 |
+            ci/build/build-pair.sh --build "$build" --out wheelhouse --platform-tag auto 2>&1 |
             tee "wheelhouse/$build.build.log" | tail -n 1 | tee -a "$summary"
         built="$built$build "
     fi
-    wheel=$(ci/newest-wheel.sh "wheelhouse/$build")
-    ci/test-wheel.sh "$wheel" --pair "$pair" 2>&1 | tee "wheelhouse/$pair.test.log" | tail -n 3
+    wheel=$(ci/lib/newest-wheel.sh "wheelhouse/$build")
+    ci/test/test-wheel.sh "$wheel" --pair "$pair" 2>&1 | tee "wheelhouse/$pair.test.log" | tail -n 3
     echo "   $pair (wheel $build) CPU tests in a fresh venv: $(tail -n 1 "wheelhouse/$pair.test.log")" >>"$summary"
 done
 echo "==================== summary"

@@ -24,12 +24,12 @@ while [ $# -gt 0 ]; do
         *) wheel=$1; shift ;;
     esac
 done
-[ -n "$wheel" ] || wheel=$(ci/newest-wheel.sh dist)
+[ -n "$wheel" ] || wheel=$(ci/lib/newest-wheel.sh dist)
 [ -f "$wheel" ] || { echo "$0: no wheel (build one with ci/build.sh)" >&2; exit 2; }
 if [ -z "$pairs" ]; then
     pairs=$(python3 - "$wheel" <<'PY'
 import json, sys, zipfile
-sys.path.insert(0, "scripts")
+sys.path.insert(0, "build_support")
 import matrix
 info = json.loads(zipfile.ZipFile(sys.argv[1]).read("my_ops/_build_info.json"))
 major = info["cuda_version"].split(".")[0]
@@ -45,7 +45,7 @@ echo "wheel $(basename "$wheel")" >"$summary"
 status=0
 for pair in $pairs; do
     echo "==================== $pair"
-    if ci/test-wheel.sh "$wheel" --pair "$pair" -- -m "not large_memory" >"$out/$pair.log" 2>&1; then
+    if ci/test/test-wheel.sh "$wheel" --pair "$pair" -- -m "not large_memory" >"$out/$pair.log" 2>&1; then
         result=ok
     else
         result=FAILED
@@ -58,7 +58,7 @@ for pair in $refused; do
     echo "==================== $pair (must be refused)"
     venv=$(mktemp -d)/venv
     python3 -m venv "$venv"
-    read -r -a torch_args <<<"$(python3 scripts/matrix.py pair "$pair" --field torch_install_args)"
+    read -r -a torch_args <<<"$(python3 build_support/matrix.py pair "$pair" --field torch_install_args)"
     "$venv/bin/python" -m pip install --quiet "${torch_args[@]}"
     "$venv/bin/python" -m pip install --quiet --no-deps "$wheel"
     if (cd / && "$venv/bin/python" -c "import my_ops") >"$out/$pair.log" 2>&1; then

@@ -4,7 +4,7 @@ host that lacks that CUDA version.
 
   scripts/local_toolkit.py --cuda 13.2 [--prefix .toolkits]   # prints the CUDA_HOME to use
 
-The packages come from scripts/matrix.toml. `pip_toolkit` (CUDA 13): PyPI
+The packages come from build_support/matrix.toml. `pip_toolkit` (CUDA 13): PyPI
 packages that install into one tree, nvidia/cu13/{bin,include,lib,nvvm}, a
 toolkit root once lib64 points at lib. `debian_toolkit` (CUDA 12.4): Debian
 packages of another suite, fetched with apt-get download into a private
@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "build_support"))
 import matrix  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

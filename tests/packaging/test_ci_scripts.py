@@ -50,7 +50,7 @@ class FakeRunApi:
         env = {**os.environ, "API_URL": self.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
                "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05"}
         try:
-            return subprocess.run([sys.executable, str(ROOT / "ci/gpu-watchdog.py")], env=env,
+            return subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env,
                                   capture_output=True, text=True, timeout=60)
         finally:
             self.server.shutdown()
@@ -103,7 +103,7 @@ def test_watchdog_waits_for_the_bundle_job():
            "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
     try:
         with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, str(ROOT / "ci/gpu-watchdog.py")], env=env, capture_output=True, timeout=2)
+            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True, timeout=2)
     finally:
         api.server.shutdown()
 
@@ -126,7 +126,7 @@ def test_watchdog_waits_while_builds_run():
            "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
     try:
         with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, str(ROOT / "ci/gpu-watchdog.py")], env=env, capture_output=True,
+            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True,
                            timeout=2)
     finally:
         api.server.shutdown()
@@ -142,7 +142,7 @@ def test_watchdog_waits_while_builds_run():
 ])
 def test_release_plan(event, ref, repository, kind, publish):
     version = (ROOT / "VERSION").read_text().strip()
-    result = subprocess.run(["bash", str(ROOT / "ci/release-plan.sh")], capture_output=True, text=True,
+    result = subprocess.run(["bash", str(ROOT / "ci/plan/release-plan.sh")], capture_output=True, text=True,
                             env={**os.environ, "EVENT": event, "REF": ref.format(version=version),
                                  "REPOSITORY": repository, "GITHUB_OUTPUT": "/dev/stdout"})
     assert result.returncode == 0, result.stderr
@@ -152,13 +152,13 @@ def test_release_plan(event, ref, repository, kind, publish):
 
 
 def test_release_plan_refuses_a_tag_that_is_not_the_version():
-    result = subprocess.run(["bash", str(ROOT / "ci/release-plan.sh")], capture_output=True, text=True,
+    result = subprocess.run(["bash", str(ROOT / "ci/plan/release-plan.sh")], capture_output=True, text=True,
                             env={**os.environ, "EVENT": "push", "REF": "refs/tags/v9.9.9", "REPOSITORY": "my-ops/my_ops"})
     assert result.returncode != 0 and "does not match VERSION" in result.stderr
 
 
 # ------------------------------------------------ release guards (stand-ins)
-sys.path.insert(0, str(ROOT / "ci"))
+sys.path.insert(0, str(ROOT / "ci" / "test"))
 import workflow_standins  # noqa: E402
 
 
@@ -178,7 +178,7 @@ def _run(script: str, servers, extra: dict, *args: str) -> subprocess.CompletedP
 
 
 def _all_torch_wheels() -> set[str]:
-    sys.path.insert(0, str(ROOT / "ci"))
+    sys.path.insert(0, str(ROOT / "ci" / "test"))
     import workflow_test
 
     return set(workflow_test.every_torch_wheel())
@@ -186,7 +186,7 @@ def _all_torch_wheels() -> set[str]:
 
 def test_check_sources_passes_when_everything_exists_and_pins_images(stand_ins, tmp_path):
     stand_ins.state["torch_wheels"] = _all_torch_wheels()
-    result = _run("ci/check-sources.py", stand_ins, {}, "--event", "push", "--images-out", str(tmp_path / "i.json"))
+    result = _run("ci/plan/check-sources.py", stand_ins, {}, "--event", "push", "--images-out", str(tmp_path / "i.json"))
     assert result.returncode == 0, result.stdout + result.stderr
     images = json.loads((tmp_path / "i.json").read_text())
     assert images and all(d.startswith("sha256:") and len(d) == 71 for d in images.values())
@@ -196,14 +196,14 @@ def test_check_sources_names_a_torch_wheel_pytorch_does_not_publish(stand_ins):
     wheels = _all_torch_wheels()
     gone = next(w for w in sorted(wheels) if "+cu126" in w and "aarch64" in w)
     stand_ins.state["torch_wheels"] = wheels - {gone}
-    result = _run("ci/check-sources.py", stand_ins, {}, "--event", "push")
+    result = _run("ci/plan/check-sources.py", stand_ins, {}, "--event", "push")
     assert result.returncode == 1
     assert "no such wheel" in result.stdout and "aarch64" in result.stdout
 
 
 def test_check_sources_names_a_missing_image(stand_ins):
     stand_ins.state["torch_wheels"] = _all_torch_wheels()
-    result = _run("ci/check-sources.py", stand_ins, {"REGISTRY_URL": f"{stand_ins.url}/nowhere"}, "--event", "push")
+    result = _run("ci/plan/check-sources.py", stand_ins, {"REGISTRY_URL": f"{stand_ins.url}/nowhere"}, "--event", "push")
     assert result.returncode == 1 and "no such image" in result.stdout
 
 
@@ -216,7 +216,7 @@ def test_check_sources_names_a_missing_image(stand_ins):
 ])
 def test_preflight_reads_the_pages_environment_rules(stand_ins, kind, ref, pages, ok):
     stand_ins.state["environments"] = {"github-pages": pages}
-    result = _run("ci/preflight.py", stand_ins, {"KIND": kind, "REF": ref})
+    result = _run("ci/plan/preflight.py", stand_ins, {"KIND": kind, "REF": ref})
     assert (result.returncode == 0) == ok, result.stdout
     if not ok:
         assert "github-pages" in result.stdout and "v*" in result.stdout
@@ -232,13 +232,13 @@ def test_preflight_stops_on_each_setting_that_would_refuse_a_step(stand_ins, set
     stand_ins.state["environments"] = {"github-pages": workflow_standins.PAGES_WITH_TAGS}
     stand_ins.state[setting] = value
     ref = "refs/tags/v1.0.0" if kind == "release" else "refs/heads/main"
-    result = _run("ci/preflight.py", stand_ins, {"KIND": kind, "REF": ref})
+    result = _run("ci/plan/preflight.py", stand_ins, {"KIND": kind, "REF": ref})
     assert result.returncode == 1 and message in result.stdout, result.stdout
 
 
 def test_preflight_without_the_admin_token_says_which_secret(stand_ins):
     stand_ins.state["environments"] = {"github-pages": workflow_standins.PAGES_WITH_TAGS}
-    result = _run("ci/preflight.py", stand_ins, {"KIND": "release", "REF": "refs/tags/v1.0.0", "ADMIN_TOKEN": ""})
+    result = _run("ci/plan/preflight.py", stand_ins, {"KIND": "release", "REF": "refs/tags/v1.0.0", "ADMIN_TOKEN": ""})
     assert result.returncode == 1 and "PREFLIGHT_TOKEN" in result.stdout
 
 
@@ -247,7 +247,7 @@ def test_preflight_environment_rule_for_another_tag_pattern_refuses(stand_ins):
         "github-pages": workflow_standins.PAGES_WITH_TAGS,
         "pypi": {"deployment_branch_policy": {"protected_branches": False, "custom_branch_policies": True},
                  "policies": [{"name": "release-*", "type": "tag"}]}}
-    result = _run("ci/preflight.py", stand_ins, {"KIND": "release", "REF": "refs/tags/v1.0.0"})
+    result = _run("ci/plan/preflight.py", stand_ins, {"KIND": "release", "REF": "refs/tags/v1.0.0"})
     assert result.returncode == 1 and "'pypi'" in result.stdout
 
 
@@ -268,7 +268,7 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
     version = (ROOT / "VERSION").read_text().strip()
     built = tmp_path / "built"
     _wheel(built / "wheel-cu130-linux" / f"my_ops-{version}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cu130")
-    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.json")],
                             cwd=ROOT, capture_output=True, text=True, env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -284,7 +284,7 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
         assert "my_ops/__init__.py,sha256=" in record
     # a wheel no build of the run makes
     _wheel(built / "wheel-rogue" / f"my_ops-{version}-cp39-abi3-manylinux_2_28_x86_64.whl", version)
-    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out2")], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 1 and "no build of this run makes" in result.stdout
@@ -301,7 +301,7 @@ def test_bundle_macos_label_free_wheel_is_the_cpu_one(tmp_path):
            label="cpu")
     _wheel(built / "wheel-cpu-linux" / f"my_ops-{version}+cpu-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cpu",
            label="cpu")
-    result = subprocess.run([sys.executable, "ci/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
                              "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -312,7 +312,7 @@ def test_bundle_macos_label_free_wheel_is_the_cpu_one(tmp_path):
     assert not (tmp_path / "out" / "bundle-linux").exists()
 
 
-# ------------------------------------------- ci/publish-github-release.sh
+# ------------------------------------------- ci/release/publish-github-release.sh
 FAKE_GH = """#!/usr/bin/env bash
 # A stand-in gh: answers from $GH_STATE, logs every call to $GH_LOG.
 echo "$*" >>"$GH_LOG"
@@ -336,14 +336,14 @@ def _publish(tmp_path, *args, assets=(), is_draft="true"):
     (state / "is_draft").write_text(is_draft + "\n")
     log = tmp_path / "gh.log"
     log.write_text("")
-    result = subprocess.run(["bash", "ci/publish-github-release.sh", *args], cwd=ROOT, capture_output=True, text=True,
+    result = subprocess.run(["bash", "ci/release/publish-github-release.sh", *args], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GH_STATE": str(state),
                                  "GH_LOG": str(log), "COMMIT": "0" * 40})
     return result, log.read_text().splitlines()
 
 
 def test_prune_keeps_the_newest_nightlies_whole(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "build_support"))
     import matrix
 
     keep = int(matrix.load()["defaults"]["nightly_keep"])

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "ci" / "release"))
+sys.path.insert(0, str(ROOT / "build_support"))
 import make_landing_page as landing_page  # noqa: E402
 import matrix  # noqa: E402
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (ci/requirements-browser.txt)")
+webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (ci/test/requirements-browser.txt)")
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -29,7 +30,7 @@ BASE = "https://example.test/my_ops"
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, str(ROOT / "scripts/make_landing_page.py"), "--site", str(site),
+    subprocess.run([sys.executable, str(ROOT / "ci/release/make_landing_page.py"), "--site", str(site),
                     "--base-url", BASE], check=True, capture_output=True)
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM

@@ -1,5 +1,5 @@
 """Which kernel library a torch gets (python/my_ops/_libraries.py), and PyPI's
-label-free wheel that holds several (ci/bundle-wheels.py), loaded for real."""
+label-free wheel that holds several (ci/build/bundle-wheels.py), loaded for real."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def label_free_wheel(tmp_path_factory) -> Path:
     if not cpu or not cuda or my_ops.build_info.abi != "stable":
         pytest.skip("needs a +cpu and a CUDA wheel of this version in dist/ or wheelhouse/ "
                     "(MY_OPS_OUT=wheelhouse/cpu ci/build.sh --build cpu)")
-    sys.path.insert(0, str(ROOT / "ci"))
+    sys.path.insert(0, str(ROOT / "ci" / "build"))
     import importlib
 
     bundle = importlib.import_module("bundle-wheels")

@@ -1,5 +1,5 @@
-"""The macOS wheel's audit, run here: ci/macho.py reads Mach-O files written
-by the test, and ci/verify-wheel.py judges a macOS-shaped copy of the CPU
+"""The macOS wheel's audit, run here: ci/build/macho.py reads Mach-O files written
+by the test, and ci/build/verify-wheel.py judges a macOS-shaped copy of the CPU
 wheel (its libraries swapped for such files) as the build job would."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 import my_ops
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "ci" / "build"))
+sys.path.insert(0, str(ROOT / "build_support"))
 import macho  # noqa: E402
 import matrix  # noqa: E402
 
@@ -50,7 +50,7 @@ def test_macos_shim_list_is_macos_torchs():
     def names(path):
         return {n for n in path.read_text().split() if not n.startswith("#")}
 
-    linux, macos = (names(ROOT / f"scripts/torch-c-symbols-2.10{s}.txt") for s in ("", "-macos"))
+    linux, macos = (names(ROOT / f"ci/build/torch-c-symbols-2.10{s}.txt") for s in ("", "-macos"))
     assert "aoti_torch_cuda_mm_out" in linux and "aoti_torch_cuda_mm_out" not in macos
     assert any(n.startswith("aoti_torch_mps_") for n in macos)
     assert "aoti_torch_get_device_type" in macos and "torch_call_dispatcher" in macos
@@ -71,8 +71,8 @@ def test_macho_reader(tmp_path):
 
 
 def _verify_wheel():
-    pytest.importorskip("packaging", reason="needs packaging (ci/requirements-verify.txt)")
-    spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/verify-wheel.py")
+    pytest.importorskip("packaging", reason="needs packaging (ci/build/requirements-verify.txt)")
+    spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/build/verify-wheel.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

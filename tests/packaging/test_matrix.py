@@ -1,4 +1,4 @@
-"""The build matrix (scripts/matrix.toml) and its generator: the support
+"""The build matrix (build_support/matrix.toml) and its generator: the support
 policy holds, every arch list is buildable by its nvcc, the GitHub matrices
 are well formed, and docs/install.md's table is the generated one."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "build_support"))
 import matrix  # noqa: E402
 
 # SM targets each nvcc accepts (NVIDIA's release notes).
@@ -143,7 +143,7 @@ def test_aarch64_variants_follow_pytorch():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step (bash, python3)")
 def test_gha_matrix_script_writes_github_outputs(tmp_path):
     """The real script, its source check answered by the stand-ins on 127.0.0.1; images come pinned."""
-    sys.path.insert(0, str(ROOT / "ci"))
+    sys.path.insert(0, str(ROOT / "ci" / "test"))
     import workflow_standins
     import workflow_test
 
@@ -151,7 +151,7 @@ def test_gha_matrix_script_writes_github_outputs(tmp_path):
     servers.state["torch_wheels"] = set(workflow_test.every_torch_wheel())
     out = tmp_path / "github_output"
     try:
-        subprocess.run(["bash", str(ROOT / "ci/gha-matrix.sh")], check=True, env={
+        subprocess.run(["bash", str(ROOT / "ci/plan/gha-matrix.sh")], check=True, env={
             "PATH": os.environ["PATH"], "EVENT": "pull_request", "GITHUB_OUTPUT": str(out),
             "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
             "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token"})
@@ -171,7 +171,7 @@ def test_readme_table_is_generated_from_the_matrix():
     readme = (ROOT / "docs/install.md").read_text()
     match = re.search(r"<!-- pairs:begin.*?-->\n(.*?)\n<!-- pairs:end -->", readme, re.S)
     assert match, "docs/install.md lacks the <!-- pairs:begin --> ... <!-- pairs:end --> block"
-    assert match.group(1) == matrix.readme_table(), "regenerate it: python3 scripts/matrix.py readme-table"
+    assert match.group(1) == matrix.readme_table(), "regenerate it: python3 build_support/matrix.py readme-table"
 
 
 def test_unknown_pair_names_the_known_ones():

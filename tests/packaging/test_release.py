@@ -33,7 +33,7 @@ def _pair_path() -> str:
 
 
 def _index(site: Path, *inputs: Path, nightly: bool = False) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, str(ROOT / "scripts/make_index.py"), "--site", str(site),
+    return subprocess.run([PYTHON, str(ROOT / "ci/release/make_index.py"), "--site", str(site),
                            *(["--nightly"] if nightly else []), *map(str, inputs)],
                           capture_output=True, text=True)
 
@@ -115,12 +115,12 @@ def test_nightly_index_is_separate(tmp_path):
 
 
 def test_assemble_release_dry_run(tmp_path):
-    pytest.importorskip("build.env", reason="needs the sdist builder of ci/requirements.txt")
+    pytest.importorskip("build.env", reason="needs the sdist builder of ci/lib/requirements.txt")
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     shutil.copy(built_wheel(), wheels)
     out = tmp_path / "release"
-    result = subprocess.run(["bash", str(ROOT / "ci/assemble-release.sh"), "--wheels", str(wheels), "--out",
+    result = subprocess.run(["bash", str(ROOT / "ci/release/assemble-release.sh"), "--wheels", str(wheels), "--out",
                              str(out)], capture_output=True, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHON": PYTHON})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -132,7 +132,7 @@ def test_assemble_release_dry_run(tmp_path):
     # PyPI gets the sdist and label-free wheels only: it refuses local version labels
     assert sorted(p.name for p in (out / "pypi").iterdir()) == [f"my_ops-{version}.tar.gz"]
     site = tmp_path / "site"
-    result = subprocess.run(["bash", str(ROOT / "ci/build-site.sh"), "--dist", str(out / "dist"), "--out", str(site)],
+    result = subprocess.run(["bash", str(ROOT / "ci/release/build-site.sh"), "--dist", str(out / "dist"), "--out", str(site)],
                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHON": PYTHON})
     assert result.returncode == 0, result.stdout + result.stderr
     assert (site / "index.html").is_file()
@@ -155,10 +155,10 @@ def _relabel(wheel: Path, version: str, out: Path) -> Path:
 
 
 def test_site_keeps_the_newest_nightlies_and_every_release(tmp_path):
-    """ci/build-site.sh: this night's wheels plus the published ones (this
+    """ci/release/build-site.sh: this night's wheels plus the published ones (this
     night's among them, already uploaded), of which only the newest
     nightly_keep versions; every release."""
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "build_support"))
     import matrix
     keep = int(matrix.load()["defaults"]["nightly_keep"])
     wheel = built_wheel()
@@ -170,7 +170,7 @@ def test_site_keeps_the_newest_nightlies_and_every_release(tmp_path):
     _relabel(wheel, versions[-1], tonight)
     _relabel(wheel, "0.9.0", tmp_path / "published" / "v0.9.0")
     site = tmp_path / "site"
-    result = subprocess.run(["bash", str(ROOT / "ci/build-site.sh"), "--dist", str(tonight), "--kind", "nightly",
+    result = subprocess.run(["bash", str(ROOT / "ci/release/build-site.sh"), "--dist", str(tonight), "--kind", "nightly",
                              "--previous", str(tmp_path / "published"), "--previous-nightly", str(published),
                              "--out", str(site), "--files-url", "https://example.invalid/releases/download"],
                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHON": PYTHON})

@@ -22,9 +22,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a 
                                    capture_output=True).returncode != 0,
                     reason="needs a git checkout with a commit (the build date is the commit's)")
 def test_two_clean_builds_are_byte_identical(tmp_path):
-    pytest.importorskip("scikit_build_core", reason="needs the build tools of ci/requirements.txt")
+    pytest.importorskip("scikit_build_core", reason="needs the build tools of ci/lib/requirements.txt")
     env = dict(os.environ)
-    env.pop("SOURCE_DATE_EPOCH", None)  # ci/build-wheel.sh takes the commit's time
+    env.pop("SOURCE_DATE_EPOCH", None)  # ci/build/build-wheel.sh takes the commit's time
     if my_ops.build_info.has_cuda:
         env["TORCH_CUDA_ARCH_LIST"] = "8.0;9.0+PTX"  # two targets keep the test short; SASS and PTX both
     else:
@@ -33,7 +33,7 @@ def test_two_clean_builds_are_byte_identical(tmp_path):
     for attempt in ("first", "second"):
         env["MY_OPS_BUILD_DIR"] = str(tmp_path / f"build-{attempt}")  # nothing reused between the two
         out = tmp_path / attempt
-        result = subprocess.run(["bash", str(ROOT / "ci/build-wheel.sh"), "--out", str(out), "--python",
+        result = subprocess.run(["bash", str(ROOT / "ci/build/build-wheel.sh"), "--out", str(out), "--python",
                                  sys.executable], capture_output=True, text=True, env=env, cwd=ROOT, timeout=1200)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         (wheel,) = out.glob("my_ops-*.whl")

@@ -60,8 +60,8 @@ def namespace_works(tmp_path_factory):
 
 
 def test_sdist_builds_cpu_kernels_without_a_toolkit(namespace_works, tmp_path):
-    pytest.importorskip("build", reason="needs the sdist builder of ci/requirements.txt")
-    pytest.importorskip("scikit_build_core", reason="needs the build tools of ci/requirements.txt")
+    pytest.importorskip("build", reason="needs the sdist builder of ci/lib/requirements.txt")
+    pytest.importorskip("scikit_build_core", reason="needs the build tools of ci/lib/requirements.txt")
     sdist_dir = tmp_path / "sdist"
     subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(sdist_dir), str(ROOT)],
                    check=True, capture_output=True, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})

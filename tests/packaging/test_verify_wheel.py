@@ -1,4 +1,4 @@
-"""ci/verify-wheel.py on the wheel this test run installed, and on broken copies of it."""
+"""ci/build/verify-wheel.py on the wheel this test run installed, and on broken copies of it."""
 
 from __future__ import annotations
 
@@ -20,14 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 # Release and verification steps run on the workflows' Linux runners (bash, nm,
 # readelf, sha256sum, symlinks); the Windows and macOS test jobs skip them.
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step")
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "build_support"))
 import matrix  # noqa: E402
 
-# The verification tools (ci/requirements-verify.txt) are in the development
-# environment; a plain user environment (ci/test-wheel.sh) has none of them.
+# The verification tools (ci/build/requirements-verify.txt) are in the development
+# environment; a plain user environment (ci/test/test-wheel.sh) has none of them.
 for _tool in ("abi3audit", "check_wheel_contents", "twine", "packaging"):
-    pytest.importorskip(_tool, reason="needs the tools of ci/requirements-verify.txt")
-_spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/verify-wheel.py")
+    pytest.importorskip(_tool, reason="needs the tools of ci/build/requirements-verify.txt")
+_spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/build/verify-wheel.py")
 verify_wheel = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_wheel)
 if verify_wheel.find_cuobjdump() is None:
@@ -46,7 +46,7 @@ def _build_of(wheel: Path) -> matrix.Build:
 
 
 def _verify(wheel: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "ci/verify-wheel.py"), str(wheel), "--build",
+    return subprocess.run([sys.executable, str(ROOT / "ci/build/verify-wheel.py"), str(wheel), "--build",
                            _build_of(wheel).name, *extra], capture_output=True, text=True, env=env)
 
 
@@ -131,7 +131,7 @@ def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
 
 def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
     """A stable library must call only C shim functions the oldest torch it claims
-    exports (scripts/torch-c-symbols-<stable_abi_min>.txt): else it fails to load there."""
+    exports (ci/build/torch-c-symbols-<stable_abi_min>.txt): else it fails to load there."""
     result = _verify_with_library(
         tmp_path, "extern int torch_from_a_future_release(void);\nint f(void) { return torch_from_a_future_release(); }\n")
     assert result.returncode == 1
@@ -142,7 +142,7 @@ def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
 def test_shim_function_list_is_the_oldest_stable_torch():
     import matrix
 
-    path = ROOT / "scripts" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
+    path = ROOT / "ci" / "build" / f"torch-c-symbols-{matrix.load()['defaults']['stable_abi_min']}.txt"
     header = path.read_text().splitlines()[0]
     assert header.startswith(f"# C shim functions exported by torch {matrix.load()['defaults']['stable_abi_min']}.")
     assert "aoti_torch_get_current_cuda_stream" in path.read_text()  # the CUDA library's too
@@ -165,11 +165,11 @@ def test_wrong_name_fails(tmp_path):
 
 
 def test_repair_keeps_both_libraries_and_grafts_nothing(tmp_path):
-    """auditwheel repair (ci/repair-wheel.sh), as the Linux build jobs run it."""
-    pytest.importorskip("auditwheel", reason="needs the tools of ci/requirements-verify.txt")
+    """auditwheel repair (ci/build/repair-wheel.sh), as the Linux build jobs run it."""
+    pytest.importorskip("auditwheel", reason="needs the tools of ci/build/requirements-verify.txt")
     wheel = _built_wheel()
     out = tmp_path / "repaired"
-    result = subprocess.run(["bash", str(ROOT / "ci/repair-wheel.sh"), str(wheel), str(out)],
+    result = subprocess.run(["bash", str(ROOT / "ci/build/repair-wheel.sh"), str(wheel), str(out)],
                             capture_output=True, text=True, env={**os.environ, "PYTHON": sys.executable})
     assert result.returncode == 0, result.stdout + result.stderr
     (repaired,) = out.glob("my_ops-*.whl")

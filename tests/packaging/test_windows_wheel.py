@@ -1,5 +1,5 @@
-"""The Windows wheel's audit, run here: ci/pe.py reads DLLs that clang and
-lld-link build for x86_64-pc-windows-msvc in the test, and ci/verify-wheel.py
+"""The Windows wheel's audit, run here: ci/build/pe.py reads DLLs that clang and
+lld-link build for x86_64-pc-windows-msvc in the test, and ci/build/verify-wheel.py
 judges a Windows-shaped copy of the +cpu wheel holding them."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import pytest
 import my_ops
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "ci" / "build"))
+sys.path.insert(0, str(ROOT / "build_support"))
 import matrix  # noqa: E402
 
 TOOLS = {name: shutil.which(name) for name in ("clang", "lld-link", "llvm-dlltool")}
 pytestmark = pytest.mark.skipif(not all(TOOLS.values()), reason="needs clang, lld-link and llvm-dlltool")
-pefile = pytest.importorskip("pefile", reason="needs pefile (abi3audit's, ci/requirements-verify.txt)")
+pefile = pytest.importorskip("pefile", reason="needs pefile (abi3audit's, ci/build/requirements-verify.txt)")
 import pe  # noqa: E402
 
 TARGET = "--target=x86_64-pc-windows-msvc"
@@ -84,7 +84,7 @@ def _cpu_wheel() -> Path:
     ("links cudart", "cpu: my_ops/my_ops.dll links CUDA libraries ['cudart64_13.dll']"),
 ])
 def test_verify_a_windows_wheel(tmp_path, fault, message):
-    spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/verify-wheel.py")
+    spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/build/verify-wheel.py")
     verify_wheel = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(verify_wheel)
     wheel = _cpu_wheel()

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Check, before anything is built, that everything the run will download exists.
+
+For one GitHub event's matrix (build_support/matrix.py gha): every torch wheel a
+build or test job installs (torch X.Y.0 of that CUDA variant, for that
+platform and Python) is on PyTorch's index (or PyPI, for PyPI's own
+variant), and every builder image the Linux builds run in exists. Each image
+is resolved to its digest, written as JSON to --images-out: the builds of
+this run use exactly those bytes (`image@sha256:...`), and the digest goes
+into the release notes.
+
+    ci/plan/check-sources.py --event push [--images-out images.json]
+
+Environment (so the tests can stand in on 127.0.0.1): TORCH_INDEX_URL
+(default https://download.pytorch.org/whl), PYPI_SIMPLE_URL (default
+https://pypi.org/simple), REGISTRY_URL (default https://registry-1.docker.io),
+REGISTRY_AUTH_URL (default https://auth.docker.io/token).
+Exit status 1 with one line per missing thing; 0 when all exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import re
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "build_support"))
+import matrix  # noqa: E402
+
+TORCH_INDEX = os.environ.get("TORCH_INDEX_URL", "https://download.pytorch.org/whl").rstrip("/")
+PYPI_SIMPLE = os.environ.get("PYPI_SIMPLE_URL", "https://pypi.org/simple").rstrip("/")
+REGISTRY = os.environ.get("REGISTRY_URL", "https://registry-1.docker.io").rstrip("/")
+REGISTRY_AUTH = os.environ.get("REGISTRY_AUTH_URL", "https://auth.docker.io/token")
+WHEEL_PLATFORM = {"linux": r"manylinux[0-9a-z_]*_x86_64", "linux-aarch64": r"manylinux[0-9a-z_]*_aarch64",
+                  "windows": r"win_amd64", "macos": r"macosx_\d+_\d+_arm64"}
+BUILD_PYTHON = "3.12"  # the Python of the Linux builder images and of the Windows and macOS build jobs
+MANIFEST_TYPES = ", ".join([
+    "application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"])
+
+
+def fetch(url: str, headers: dict[str, str] | None = None, method: str = "GET") -> tuple[bytes, dict[str, str]]:
+    request = urllib.request.Request(url, headers=headers or {}, method=method)
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return response.read(), dict(response.headers.items())
+
+
+_pages: dict[str, list[str]] = {}
+
+
+def wheel_files(index_page: str) -> list[str]:
+    """The file names a PEP 503 project page lists (cached per page)."""
+    if index_page not in _pages:
+        body, _ = fetch(index_page)
+        hrefs = re.findall(r'href="([^"#]+)', body.decode())
+        _pages[index_page] = [urllib.parse.unquote(html.unescape(h).rsplit("/", 1)[-1]) for h in hrefs]
+    return _pages[index_page]
+
+
+def torch_wheel_problem(version: str, label: str, from_pypi: bool, platform: str, python: str) -> str | None:
+    """None when torch `version` of CUDA `label` exists for that platform and Python."""
+    tag = "cp" + python.replace(".", "")
+    local = "" if from_pypi else rf"\+{label}"
+    page = f"{PYPI_SIMPLE}/torch/" if not local else f"{TORCH_INDEX}/{label}/torch/"
+    # (an optional build number; the ABI tag "none" of torch 2.10's macOS wheels)
+    pattern = re.compile(rf"torch-{re.escape(version)}{local}(-\d+)?-{tag}-({tag}|none)-{WHEEL_PLATFORM[platform]}\.whl$")
+    try:
+        files = wheel_files(page)
+    except (urllib.error.URLError, OSError) as error:
+        return f"{page}: {error}"
+    if any(pattern.match(f) for f in files):
+        return None
+    return (f"torch {version}+{label} for {platform}, Python {python}: no such wheel on {page} "
+            f"(PyTorch does not publish this pair: remove it from build_support/matrix.toml)")
+
+
+def image_digest(image: str) -> str:
+    """The digest of `repository:tag` in the registry; raises LookupError when it does not exist."""
+    repository, _, tag = image.partition(":")
+    if "/" not in repository:
+        repository = f"library/{repository}"
+    headers = {"Accept": MANIFEST_TYPES}
+    try:
+        token_body, _ = fetch(f"{REGISTRY_AUTH}?service=registry.docker.io&scope=repository:{repository}:pull")
+        headers["Authorization"] = f"Bearer {json.loads(token_body)['token']}"
+    except (urllib.error.URLError, OSError, KeyError, ValueError) as error:
+        raise LookupError(f"{image}: no registry token ({error})") from error
+    try:
+        _, answer = fetch(f"{REGISTRY}/v2/{repository}/manifests/{tag}", headers, method="HEAD")
+    except urllib.error.HTTPError as error:
+        raise LookupError(f"{image}: the registry answers {error.code}: no such image") from error
+    except (urllib.error.URLError, OSError) as error:
+        raise LookupError(f"{image}: {error}") from error
+    digest = {k.lower(): v for k, v in answer.items()}.get("docker-content-digest", "")
+    if not digest.startswith("sha256:"):
+        raise LookupError(f"{image}: the registry gave no digest")
+    return digest
+
+
+def needed(event: str) -> tuple[set[tuple[str, str, bool, str, str]], set[str]]:
+    """(torch wheels as (version, label, from_pypi, platform, python), builder images) of one event's run."""
+    data = matrix.load()
+    wheels, images = set(), set()
+    for job in matrix.BUILD_JOBS:
+        for entry in matrix.gha_matrix(event, job, data)["include"]:
+            build = matrix.find_build(entry["name"], data)
+            wheels.add((build.torch_build_version, build.label, matrix.torch_from_pypi(build, entry["platform"]),
+                        entry["platform"], BUILD_PYTHON))
+            if entry.get("image"):
+                images.add(entry["image"])
+    for entry in matrix.gha_matrix(event, "test-cpu", data)["include"]:
+        pair = matrix.find_pair(entry["name"], data)
+        wheels.add((pair.torch_build_version, pair.label, matrix.torch_from_pypi(pair, entry["platform"]),
+                    entry["platform"], entry["python"]))
+    return wheels, images
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--event", required=True)
+    parser.add_argument("--images-out", type=Path)
+    args = parser.parse_args()
+    wheels, images = needed(args.event)
+    problems = [p for w in sorted(wheels) if (p := torch_wheel_problem(*w))]
+    digests = {}
+    for image in sorted(images):
+        try:
+            digests[image] = image_digest(image)
+        except LookupError as error:
+            problems.append(str(error))
+    print(f"checked {len(wheels)} torch wheels and {len(images)} builder images")
+    for problem in problems:
+        print(f"::error::{problem}")
+    if args.images_out:
+        args.images_out.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The matrices of the wheels workflow's jobs for one GitHub event, as
+# `job=JSON` lines appended to $GITHUB_OUTPUT (printed when it is unset).
+# First checks that every torch wheel and builder image the run will use
+# exists (ci/plan/check-sources.py), and pins each image to the digest it has now.
+#
+#   EVENT=pull_request ci/plan/gha-matrix.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+event=${EVENT:-push}
+output=${GITHUB_OUTPUT:-/dev/stdout}
+images=$(mktemp)
+trap 'rm -f "$images"' EXIT
+python3 ci/plan/check-sources.py --event "$event" --images-out "$images"
+echo "builder images (pinned for this run):"
+cat "$images"
+for job in build-linux build-windows build-macos test-cpu test-gpu; do
+    echo "${job}=$(python3 build_support/matrix.py gha --event "$event" --job "$job" --images "$images")" >>"$output"
+done

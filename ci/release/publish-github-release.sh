@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The GitHub Release of a run, in steps, so nothing is public before it is
+# complete, and nothing published is removed before the new files were
+# verified:
+#
+#   ci/release/publish-github-release.sh upload release|nightly TAG DIR
+#       release: a DRAFT release named TAG with every file of DIR.
+#       nightly: the rolling "nightly" pre-release gets this night's files
+#       (created at the first nightly, its tag on COMMIT).
+#   ci/release/publish-github-release.sh finalize release|nightly TAG
+#       release: the draft becomes public. nightly: the release notes name
+#       the newest nightly's commit. The `nightly` tag is never moved: a
+#       workflow token may not move a tag across changes to workflow files.
+#   ci/release/publish-github-release.sh prune nightly TAG
+#       after the published nightly was verified: the files of versions
+#       older than the newest `nightly_keep` (build_support/matrix.toml) are
+#       deleted, the ones ci/release/build-site.sh no longer indexes.
+#
+# Needs gh and GH_TOKEN (contents: write); the nightly's upload and finalize
+# need COMMIT (the commit it was built from).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+step=${1:?usage: $0 upload|finalize|prune release|nightly TAG [DIR]} kind=${2:?} tag=${3:?}
+[ "$kind" = nightly ] && tag=nightly
+case "$step:$kind" in
+    upload:release)
+        dir=${4:?DIR}
+        # A published release's assets are what users downloaded and verified:
+        # a re-run of the whole workflow (new builds, maybe newer builder
+        # images) must not replace them. Only a draft is (re)uploaded.
+        if [ "$(gh release view "$tag" --json isDraft --jq .isDraft 2>/dev/null)" = false ]; then
+            echo "$0: release $tag is already published; its files stay as they are (bump the version" \
+                "for new builds; to finish a partly failed run, re-run its failed jobs only)" >&2
+            exit 1
+        fi
+        if ! gh release view "$tag" >/dev/null 2>&1; then
+            gh release create "$tag" --draft --verify-tag --title "my_ops $tag" \
+                --notes "Wheels for every CUDA/PyTorch pair; verify downloads with SHA256SUMS and \`gh attestation verify\`."
+        fi
+        gh release upload "$tag" --clobber "$dir"/*
+        ;;
+    upload:nightly)
+        dir=${4:?DIR}
+        commit=${COMMIT:?COMMIT: the commit the nightly was built from}
+        if ! gh release view nightly >/dev/null 2>&1; then
+            gh release create nightly --prerelease --title "my_ops nightly" --target "$commit" \
+                --notes "Nightly builds (1.0.x.devYYYYMMDDHHMM); not for production."
+        fi
+        gh release upload nightly --clobber "$dir"/*
+        ;;
+    finalize:release)
+        gh release edit "$tag" --draft=false --latest
+        ;;
+    finalize:nightly)
+        commit=${COMMIT:?COMMIT: the commit the nightly was built from}
+        gh release edit nightly --notes "Nightly builds (1.0.x.devYYYYMMDDHHMM); not for production. \
+The newest was built from $commit on $(date -u +%Y-%m-%d); each version's files are listed in its SHA256SUMS-VERSION. \
+The nightly tag marks the first nightly only."
+        ;;
+    prune:nightly)
+        keep=$(python3 build_support/matrix.py default nightly_keep)
+        assets=$(gh release view nightly --json assets --jq '.assets[].name')
+        # versions as ci/release/build-site.sh counts them: from the wheels
+        versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\)[-+].*\.whl$/\1/p' | sort -u -V)
+        old=$(printf '%s\n' "$versions" | head -n "-$keep")
+        for version in $old; do
+            # every file of that version (wheels, their .metadata, the sdist, its checksums), each once
+            printf '%s\n' "$assets" | grep -E -e "^my_ops-${version//./\\.}[-+.]" -e "^SHA256SUMS-${version//./\\.}\$" |
+                sort -u | while read -r asset; do
+                    echo "deleting $asset (older than the newest $keep nightlies)"
+                    gh release delete-asset nightly "$asset" --yes
+                done
+        done
+        ;;
+    *) echo "usage: $0 upload|finalize|prune release|nightly TAG [DIR]" >&2; exit 2 ;;
+esac

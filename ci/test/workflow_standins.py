@@ -1,0 +1,159 @@
+"""Stand-ins on 127.0.0.1 for what the workflows talk to, for ci/test/workflow_test.py.
+
+One HTTP server answers as
+  /api/...           GitHub's REST API: a run's jobs (names as the jobs API
+                     gives them, "wheels / gpu ..." under release.yml), the
+                     run's cancel, environments and their deployment rules,
+                     Pages, immutable releases, fork-approval policy;
+  /torch/LABEL/torch/, /pypi/torch/
+                     PyTorch's index and PyPI's simple page for torch: every
+                     torch wheel the matrix names;
+  /registry/...      a container registry (token and manifest digests);
+  /site/...          GitHub Pages: the site the pages job deployed;
+  /OWNER/NAME/releases/download/TAG/FILE
+                     the GitHub Release's assets.
+Each scenario sets `state` before act runs; the real ci/ scripts run against it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+import urllib.parse
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+
+def default_state() -> dict:
+    return {
+        "torch_wheels": set(),      # file names served on the torch pages
+        "environments": {},          # name -> {"deployment_branch_policy": ..., "policies": [...]}
+        "pages": {"build_type": "workflow"},
+        "immutable": False,
+        "approval": "all_external_contributors",
+        "gpu_jobs": [],              # extra jobs the jobs API lists: (name, status, minutes ago)
+        "release_dir": None,         # the scenario's assembled release folder (the release's assets)
+        "site_dir": None,            # the site the scenario deployed to Pages
+        "cancelled": False,
+    }
+
+
+class StandIns:
+    def __init__(self) -> None:
+        self.state = default_state()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_HEAD(self):  # noqa: N802
+                self.answer(head=True)
+
+            def do_GET(self):  # noqa: N802
+                self.answer()
+
+            def do_POST(self):  # noqa: N802
+                if self.path.endswith("/cancel"):
+                    server.state["cancelled"] = True
+                self.send(202, b"{}")
+
+            def send(self, code: int, body: bytes, headers: dict | None = None, head: bool = False):
+                self.send_response(code)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if not head:
+                    self.wfile.write(body)
+
+            def answer(self, head: bool = False):
+                path = urllib.parse.unquote(urllib.parse.urlparse(self.path).path)
+                code, body, headers = server.route(path, self.path)
+                self.send(code, body, headers, head)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+
+    # ---------------------------------------------------------------- routes
+    def route(self, path: str, raw: str) -> tuple[int, bytes, dict]:
+        state = self.state
+        if path.startswith("/api/repos/"):
+            return self.api(path.split("/", 5)[5] if path.count("/") >= 5 else "", raw)
+        if path.startswith("/torch/") or path.startswith("/pypi/torch/"):
+            on_pypi = path.startswith("/pypi/")
+            label = None if on_pypi else path.split("/")[2]
+            files = sorted(f for f in state["torch_wheels"]
+                           if ("+" not in f if on_pypi else f"+{label}-" in f))
+            links = "".join(f'<a href="/files/{urllib.parse.quote(f)}#sha256={"0" * 64}">{f}</a><br>\n'
+                            for f in files)
+            return 200, f"<html><body>\n{links}</body></html>".encode(), {"Content-Type": "text/html"}
+        if path == "/registry/token":
+            return 200, b'{"token": "stand-in"}', {}
+        if path.startswith("/registry/v2/") and "/manifests/" in path:
+            digest = "sha256:" + hashlib.sha256(path.encode()).hexdigest()
+            return 200, b"", {"Docker-Content-Digest": digest}
+        if path.startswith("/site/") or "/releases/download/" in path:
+            if path.startswith("/site/"):
+                if state["site_dir"] is None:
+                    return 404, b"", {}
+                target = Path(state["site_dir"]) / path[len("/site/"):]
+                if target.is_dir():
+                    target = target / "index.html"
+            else:
+                if state["release_dir"] is None:
+                    return 404, b"", {}
+                target = Path(state["release_dir"]) / "dist" / path.rsplit("/", 1)[1]
+            if target.is_file():
+                kind = "text/html" if target.suffix == ".html" else "application/octet-stream"
+                return 200, target.read_bytes(), {"Content-Type": kind}
+            return 404, b"", {}
+        return 404, b"", {}
+
+    def api(self, rest: str, raw: str) -> tuple[int, bytes, dict]:
+        """`rest` is what follows /repos/OWNER/NAME/."""
+        state = self.state
+
+        def ok(data) -> tuple[int, bytes, dict]:
+            return 200, json.dumps(data).encode(), {"Content-Type": "application/json"}
+
+        if rest == "":
+            return ok({"private": False})
+        if rest.startswith("actions/runs/") and rest.endswith("/jobs"):
+            if "page=1" not in raw:
+                return ok({"jobs": []})
+            now = datetime.now(timezone.utc)
+            jobs = [{"name": name, "status": status,
+                     "created_at": (now - timedelta(minutes=ago)).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                    for name, status, ago in state["gpu_jobs"]]
+            return ok({"jobs": jobs})
+        if rest.startswith("environments/"):
+            parts = rest.split("/")
+            environment = state["environments"].get(parts[1])
+            if environment is None:
+                return 404, b"{}", {}
+            if len(parts) > 2 and parts[2] == "deployment-branch-policies":
+                return ok({"branch_policies": environment.get("policies", [])})
+            return ok({"name": parts[1], "deployment_branch_policy": environment.get("deployment_branch_policy")})
+        if rest == "pages":
+            return ok(state["pages"]) if state["pages"] else (404, b"{}", {})
+        if rest == "immutable-releases":
+            return ok({"enabled": state["immutable"]})
+        if rest == "actions/permissions/fork-pr-contributor-approval":
+            return ok({"approval_policy": state["approval"]})
+        if rest.startswith("branches/"):
+            return ok({"name": rest.split("/", 1)[1], "protected": True})
+        return 404, b"{}", {}
+
+
+# What GitHub creates for Pages with source "GitHub Actions": the default branch only.
+PAGES_DEFAULT = {"deployment_branch_policy": {"protected_branches": False, "custom_branch_policies": True},
+                 "policies": [{"name": "main", "type": "branch"}]}
+# The one-time setting of docs/releasing.md: tags v* may deploy too.
+PAGES_WITH_TAGS = {**PAGES_DEFAULT, "policies": [{"name": "main", "type": "branch"}, {"name": "v*", "type": "tag"}]}

@@ -1,0 +1,617 @@
+#!/usr/bin/env python3
+"""Run the real workflow files with `act` on this host and check their job graph.
+
+Called by ci/test/test-workflows.sh. For each scenario (a pull request, a fork's
+pull request, a push to main, a v* tag, the nightly, and injected failures)
+it runs act in host mode over a scratch copy of the repository and asserts
+which jobs ran, succeeded, failed or were skipped, which artifacts flowed
+where, and what would be published.
+
+What stands in for what cannot run here:
+  - the `container:` lines are taken out of the copy (no Docker here: the
+    Linux build jobs run on the host), and so are the `queue: max` lines
+    (act's schema does not know them);
+  - every action is a recording stand-in (composite actions under
+    --local-repository); upload/download-artifact really move files through
+    a store, so a job whose wheel was not built fails to download it;
+  - the ci/ steps that need Docker, Windows, a GPU or a hosted runner are
+    recorders: build-pair.sh (makes each build's wheel from the real dist/
+    wheel, with that build's version, label and build info; the default
+    build's wheel is the real one, verified by the real ci/build/verify-wheel.py),
+    test-wheel.sh (checks that the wheel it got serves its pair),
+    test-gpu.sh, setup-venv.sh, windows-setup.sh, check-cuda-toolkit.sh,
+    free-disk.sh, fetch-released-wheels.sh (an earlier release) and
+    publish-github-release.sh;
+  - real: gha-matrix.sh with check-sources.py and build_support/matrix.py,
+    release-plan.sh, preflight.py, gpu-watchdog.py, in-container.sh,
+    bundle-wheels.py, assemble-release.sh (sdist, SHA256SUMS, the index),
+    make_index.py and verify-published.sh, the ones that talk to GitHub or
+    an index against ci/test/workflow_standins.py on 127.0.0.1 (GitHub's REST API
+    with called-workflow job names and environment deployment rules,
+    PyTorch's index, PyPI, a registry, Pages and the release's assets).
+Injected failures come in through the stand-ins' state and through
+environment variables the recorders read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "build_support"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import matrix  # noqa: E402
+import workflow_standins  # noqa: E402
+
+ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
+RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test/test-wheel.sh", "ci/test/test-gpu.sh", "ci/lib/setup-venv.sh",
+                  "ci/build/windows-setup.sh", "ci/build/check-cuda-toolkit.sh", "ci/build/free-disk.sh",
+                  "ci/release/fetch-released-wheels.sh", "ci/release/publish-github-release.sh"]
+LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
+PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
+
+
+# ---------------------------------------------------------------- stand-ins
+STAND_IN = """name: {name} (stand-in)
+inputs:
+{inputs}
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        INPUTS_JSON: ${{{{ toJSON(inputs) }}}}
+      run: python3 "$WORKFLOW_TEST" stand-in {name}
+"""
+ACTION_INPUTS = {
+    "upload-artifact": ["name", "path", "if-no-files-found", "overwrite"],
+    "download-artifact": ["name", "pattern", "path"],
+    "setup-python": ["python-version"],
+    "cuda-toolkit": ["cuda", "method", "sub-packages"],
+    "ccache-action": ["variant", "key"],
+    "attest-build-provenance": ["subject-path"],
+    "upload-pages-artifact": ["name", "path"],
+    "deploy-pages": ["artifact_name"],
+    "gh-action-pypi-publish": ["packages-dir", "attestations", "skip-existing"],
+    "checkout": ["persist-credentials"],
+}
+
+
+def write_stand_ins(workflows: Path, folder: Path) -> list[str]:
+    args = []
+    for text in (p.read_text() for p in workflows.glob("*.yml")):
+        for ref in re.findall(r"uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40})", text):
+            name = ref[0].split("/")[1]
+            target = folder / name
+            if not target.exists():
+                inputs = "\n".join(f"  {i}:\n    required: false" for i in ACTION_INPUTS.get(name, [])) or "  {}"
+                target.mkdir(parents=True)
+                (target / "action.yml").write_text(STAND_IN.format(name=name, inputs=inputs))
+            arg = f"{ref[0]}@{ref[1]}={target}"
+            if arg not in args:
+                args += ["--local-repository", arg]
+    return args
+
+
+def record(kind: str, **data) -> None:
+    entry = {"kind": kind, "job": os.environ.get("GITHUB_JOB", ""), "cwd": os.getcwd(), **data}
+    with open(os.environ["RECORD"], "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def stand_in(name: str) -> int:
+    inputs = json.loads(os.environ.get("INPUTS_JSON") or "{}")
+    workspace = Path(os.environ.get("GITHUB_WORKSPACE", "."))
+    store = Path(os.environ["ARTIFACTS"])
+    record("action", action=name, inputs=inputs)
+    if name == "checkout":  # a fresh copy of the repository, as on a new runner
+        for item in workspace.iterdir():
+            shutil.rmtree(item) if item.is_dir() and not item.is_symlink() else item.unlink()
+        shutil.copytree(os.environ["SCRATCH_REPO"], workspace, dirs_exist_ok=True, symlinks=True)
+    elif name == "upload-artifact":
+        source = workspace / inputs["path"]
+        files = [p for p in source.rglob("*") if p.is_file()] if source.is_dir() else []
+        if not files:
+            print(f"no files at {inputs['path']}", file=sys.stderr)
+            return 0 if inputs.get("if-no-files-found") in ("warn", "ignore") else 1
+        target = store / inputs["name"]
+        if target.exists():
+            if inputs.get("overwrite") not in (True, "true"):
+                # GitHub answers 409: an artifact name is taken once per run, re-runs included
+                print(f"artifact {inputs['name']} uploaded twice", file=sys.stderr)
+                return 1
+            shutil.rmtree(target)
+        shutil.copytree(source, target)
+    elif name == "upload-pages-artifact":  # what Pages will serve (the stand-ins' /site/)
+        target = store / PAGES_SITE
+        if target.exists():
+            print(f"a second Pages site in one run attempt ({inputs.get('name')})", file=sys.stderr)
+            return 1
+        shutil.copytree(workspace / inputs["path"], target)
+    elif name == "download-artifact":
+        names = [inputs["name"]] if inputs.get("name") else sorted(
+            p.name for p in store.iterdir() if re.fullmatch(inputs["pattern"].replace("*", ".*"), p.name))
+        destination = workspace / inputs.get("path", ".")
+        for artifact in names:
+            if not (store / artifact).is_dir():
+                print(f"Unable to download artifact(s): Artifact not found for name: {artifact}", file=sys.stderr)
+                return 1
+            shutil.copytree(store / artifact, destination / artifact if len(names) > 1 or not inputs.get("name")
+                            else destination, dirs_exist_ok=True)
+    return 0
+
+
+# ------------------------------------------------------- recorded ci steps
+def fake_wheel(real: Path, build: matrix.Build, platform_tag: str, out: Path, version: str) -> Path:
+    """The real wheel, relabelled as `build`'s (version, label, build info), for the graph only."""
+    label = build.label
+    name = f"my_ops-{version}+{label}-cp39-abi3-{platform_tag}.whl"
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / name
+    with zipfile.ZipFile(real) as src, zipfile.ZipFile(target, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            path = re.sub(r"^my_ops-[^/]*\.dist-info", f"my_ops-{version}+{label}.dist-info", item.filename)
+            if path == "my_ops/_build_info.json":
+                info = json.loads(data)
+                info.update(version=f"{version}+{label}", label=label, abi=build.abi,
+                            torch_requirement=build.torch_requirement,
+                            torch_version=f"{build.torch_build_version}+{label}",
+                            cuda_version="" if build.cuda == matrix.CPU else f"{build.cuda}.0",
+                            arch_list=build.arch_list)
+                data = json.dumps(info).encode()
+            elif path.endswith(".dist-info/METADATA"):
+                text = re.sub(r"^Version: .*$", f"Version: {version}+{label}", data.decode(), flags=re.M)
+                text = re.sub(r"^Requires-Dist: torch.*$", f"Requires-Dist: {matrix.wheel_dependency(build.torch)}",
+                              text, flags=re.M)
+                data = text.encode()
+            dst.writestr(path, data)
+    return target
+
+
+def base_version() -> str:
+    """The version the build would give (a nightly's when MY_OPS_NIGHTLY is set)."""
+    import metadata_provider
+
+    return metadata_provider.base_version()
+
+
+def recorded_step(step: str, args: list[str]) -> int:
+    env = os.environ
+    record("step", step=step, args=args)
+    if step == "ci/build/build-pair.sh":
+        default = matrix.load()["defaults"]["default_pair"]
+        name = args[args.index("--build") + 1]
+        build = matrix.find_build(default if name == "default" else name)
+        out = Path(args[args.index("--out") + 1])
+        platform_tag = args[args.index("--platform-tag") + 1] if "--platform-tag" in args else "manylinux_2_28_x86_64"
+        platform = ("windows" if platform_tag.startswith("win") else "macos" if platform_tag.startswith("macosx")
+                    else "linux-aarch64" if "aarch64" in platform_tag else "linux")
+        if f"{build.name}:{platform}" in env.get("INJECT_FAIL_BUILD", "").split(","):
+            print(f"injected failure: the {platform} build of {build.name} fails", file=sys.stderr)
+            return 1
+        real = Path(env["REAL_WHEEL"])
+        labelled = env.get("MY_OPS_LOCAL_LABEL") != "none"
+        version = base_version()
+        wheel = fake_wheel(real, build, platform_tag, out / build.name, version)
+        if not labelled:
+            plain = wheel.with_name(wheel.name.replace(f"+{build.label}", ""))
+            wheel.rename(plain)
+        if build.name == matrix.find_build(default).name and platform == "linux" and labelled \
+                and not env.get("MY_OPS_NIGHTLY"):
+            # the default build really is this host's: verify the real wheel as the job would
+            shutil.copy(real, wheel)
+            result = subprocess.run([env["REAL_PYTHON"], "ci/build/verify-wheel.py", str(wheel), "--build", build.name,
+                                     "--skip-tools"], capture_output=True, text=True)
+            print(result.stdout + result.stderr)
+            record("verified", wheel=wheel.name, ok=result.returncode == 0)
+            if result.returncode != 0:
+                return 1
+        return 0
+    if step == "ci/test/test-wheel.sh":
+        wheels = sorted(Path().glob(args[0]))  # (the shell left the pattern when nothing matched)
+        pair = matrix.find_pair(args[args.index("--pair") + 1])
+        if len(wheels) != 1:
+            print(f"expected one wheel, found {wheels}", file=sys.stderr)
+            return 1
+        wheel = wheels[0]
+        info = json.loads(zipfile.ZipFile(wheel).read("my_ops/_build_info.json"))
+        if info["label"]:
+            serves = info["label"] == pair.label and info["abi"] == pair.abi and \
+                matrix.find_build(pair.name).torch == ".".join(info["torch_version"].split(".")[:2])
+        else:  # the label-free wheel: one of its kernel libraries serves the pair (python/my_ops/_libraries.py)
+            libraries = info.get("libraries", [])
+            if pair.cuda == matrix.CPU:
+                serves = "cpu" in libraries
+            else:
+                wanted = tuple(int(p) for p in pair.cuda.split("."))
+                serves = any(lib != "cpu" and int(lib[2:4]) == wanted[0] and (int(lib[2:4]), int(lib[4:])) <= wanted
+                             for lib in libraries)
+            serves = serves and pair.abi == "stable"
+        record("tested", pair=pair.name, wheel=wheel.name, serves=serves)
+        return 0 if serves else 1
+    if step == "ci/test/test-gpu.sh":
+        pair = env.get("PAIR", "")
+        if pair in env.get("INJECT_FAIL_GPU", "").split(","):
+            print(f"injected failure: the GPU tests of {pair} fail", file=sys.stderr)
+            return 1
+        if env.get("INJECT_ROGUE_WHEEL") == "1":
+            # a compromised GPU job adds an artifact: a label-free wheel no build made
+            # (PyPI would take it), under a platform tag no other wheel has
+            sealed = sorted(Path("wheelhouse").glob("my_ops-*.whl"))[0]
+            rogue = Path(env["ARTIFACTS"]) / "wheel-rogue"
+            rogue.mkdir(exist_ok=True)
+            name = re.sub(r"-[^-]+\.whl$", "-manylinux_2_17_x86_64.whl", re.sub(r"\+[^-]+", "", sealed.name))
+            (rogue / name).write_bytes(sealed.read_bytes() + b"rogue")
+            record("rogue", wheel=name)
+        return 0
+    if step == "ci/lib/setup-venv.sh":
+        # the real venv (its torch is the default pair's), where the job asks for one
+        venv = Path(args[args.index("--venv") + 1]) if "--venv" in args else Path(".venv")
+        if not venv.exists():
+            venv.parent.mkdir(parents=True, exist_ok=True)
+            venv.symlink_to(Path(env["REAL_PYTHON"]).parent.parent)
+        return 0
+    if step == "ci/release/fetch-released-wheels.sh":
+        if env.get("INJECT_FAIL_FETCH") == "1":
+            print("injected failure: gh release download failed (HTTP 502)", file=sys.stderr)
+            return 1
+        out = Path(args[0])
+        if (args[1:] or ["release"])[0] == "release":
+            fake_wheel(Path(env["REAL_WHEEL"]), matrix.find_build("cu126"), "manylinux_2_28_x86_64",
+                       out / "v0.9.0", "0.9.0")
+        else:
+            out.mkdir(parents=True, exist_ok=True)
+        return 0
+    return 0  # windows-setup, check-cuda-toolkit, free-disk, publish-github-release: recorded only
+
+
+def install_recorders(repo: Path) -> None:
+    for step in RECORDED_STEPS:
+        path = repo / step
+        if step.endswith(".py"):
+            path.write_text("import os, subprocess, sys\nsys.exit(subprocess.call([sys.executable, "
+                            f"os.environ['WORKFLOW_TEST'], 'step', '{step}', *sys.argv[1:]]))\n")
+        else:
+            path.write_text(f'#!/usr/bin/env bash\nexec python3 "$WORKFLOW_TEST" step {step} "$@"\n')
+        path.chmod(0o755)
+
+
+# ------------------------------------------------------------- scenarios
+def scratch_copy(base: Path, api_url: str) -> Path:
+    repo = base / "repo"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    for workflow in (repo / ".github/workflows").glob("*.yml"):
+        # No Docker here: the container jobs run on the host.
+        text = re.sub(r"^    container: .*\n", "", workflow.read_text(), flags=re.M)
+        # act's schema predates GitHub's `queue: max` for concurrency groups
+        # (actionlint and GitHub's schema in ci/test/lint.sh check it); act runs
+        # one job at a time anyway.
+        text = re.sub(r"^ +queue: max\b.*\n", "", text, flags=re.M)
+        # GitHub's API and web server (release downloads) are the stand-ins'
+        text = text.replace("${{ github.api_url }}", f"{api_url}/api")
+        workflow.write_text(text.replace("${{ github.server_url }}", api_url))
+    install_recorders(repo)
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run(["git", "remote", "add", "origin", "https://github.com/my-ops/my_ops.git"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "scratch"], cwd=repo, check=True)
+    return repo
+
+
+def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: str, payload: dict,
+            env: dict, stand_ins: list[str], servers: workflow_standins.StandIns) -> dict:
+    work = base / name
+    work.mkdir()
+    (work / "artifacts").mkdir()
+    servers.state["release_dir"] = str(work / "artifacts" / "release")
+    servers.state["site_dir"] = str(work / "artifacts" / PAGES_SITE)
+    servers.state["cancelled"] = False
+    record_file = work / "record.jsonl"
+    record_file.touch()
+    event_file = work / "event.json"
+    event_file.write_text(json.dumps(payload))
+    variables = {"RECORD": str(record_file), "ARTIFACTS": str(work / "artifacts"), "SCRATCH_REPO": str(repo),
+                 "WORKFLOW_TEST": str(Path(__file__).resolve()), **env}
+    command = [act, event, "-W", f".github/workflows/{workflow}", "-e", str(event_file), "--action-offline-mode",
+               "--concurrent-jobs", "1", "-s", "GITHUB_TOKEN=stand-in", "-s", "PREFLIGHT_TOKEN=stand-in",
+               *stand_ins]
+    for label in LABELS:
+        command += ["-P", f"{label}=-self-hosted"]
+    for key, value in variables.items():
+        command += ["--env", f"{key}={value}"]
+    result = subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=3000,
+                            env={**os.environ, "PATH": os.environ["PATH"]})
+    (work / "act.log").write_text(result.stdout + result.stderr)
+    # Per matrix entry: act's "Job failed" line speaks for the whole matrix
+    # (one failed entry marks them all), so an entry failed when one of its
+    # own steps did.
+    jobs: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"\[(.+?)\s*\] (🏁  Job|  ❌  Failure)", line)
+        if match:
+            job = match[1].strip()
+            if "❌" in line:
+                jobs[job] = "failed"
+            else:
+                jobs.setdefault(job, "succeeded")
+    records = [json.loads(line) for line in record_file.read_text().splitlines()]
+    return {"jobs": jobs, "records": records, "returncode": result.returncode, "log": work / "act.log",
+            "artifacts": sorted(p.name for p in (work / "artifacts").iterdir()),
+            "cancelled": servers.state["cancelled"]}
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.count = 0
+
+    def check(self, scenario: str, ok: bool, what: str) -> None:
+        self.count += 1
+        if not ok:
+            self.failures.append(f"{scenario}: {what}")
+        print(f"  {'ok ' if ok else 'FAIL'} {what}")
+
+
+# Jobs by their display names (act reports those): "build cu130 linux-aarch64-4" etc.
+JOB_PATTERNS = {
+    "build-linux": r"build \S+ linux(-aarch64)?-\d+$",
+    "build-windows": r"build \S+ windows(-\d+)?$",  # (act numbers the jobs of a matrix of two or more)
+    "build-macos": r"build \S+ macos(-\d+)?$",
+    "test-cpu": r"test \S+ \S+ \S+ py",
+    "test-gpu": r"gpu \d",
+    "gpu-watchdog": r"gpu-watchdog$",
+    "assemble": r"assemble$",
+    "matrix": r"^matrix \(",
+    "preflight": r"^preflight \(",
+    "verify": r"^verify what was published$",
+}
+
+
+def job_names(run: dict, job: str, result: str | None = None) -> list[str]:
+    pattern = JOB_PATTERNS.get(job, job + "$")
+    return [j for j, r in run["jobs"].items()
+            if re.search(pattern, j.split("/")[-1].strip()) and (result is None or r == result)]
+
+
+def every_torch_wheel() -> list[str]:
+    """The file names of every torch wheel any event's run installs, as the indexes name them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_sources", ROOT / "ci/plan/check-sources.py")
+    check_sources = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_sources)
+    files = {"linux": "manylinux_2_28_x86_64", "linux-aarch64": "manylinux_2_28_aarch64", "windows": "win_amd64",
+             "macos": "macosx_11_0_arm64"}
+    names = set()
+    for event in ("pull_request", "push"):
+        for version, label, from_pypi, platform, python in check_sources.needed(event)[0]:
+            tag = "cp" + python.replace(".", "")
+            local = "" if from_pypi else f"+{label}"
+            names.add(f"torch-{version}{local}-{tag}-{tag}-{files[platform]}.whl")
+    return sorted(names)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("stand-in")
+    p.add_argument("name")
+    p = sub.add_parser("step")
+    p.add_argument("step")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p = sub.add_parser("run")
+    p.add_argument("--act", required=True)
+    p.add_argument("--wheel", type=Path, required=True)
+    p.add_argument("--only", help="comma-separated scenario names")
+    p.add_argument("--keep", type=Path, help="keep the scratch folder here")
+    args = parser.parse_args()
+    if args.command == "stand-in":
+        return stand_in(args.name)
+    if args.command == "step":
+        return recorded_step(args.step, args.args)
+
+    base = Path(tempfile.mkdtemp(prefix="workflow-test-")) if not args.keep else args.keep
+    base.mkdir(parents=True, exist_ok=True)
+    servers = workflow_standins.StandIns()
+    repo = scratch_copy(base, servers.url)
+    stand_ins = write_stand_ins(repo / ".github/workflows", base / "stand-ins")
+    env = {"REAL_WHEEL": str(args.wheel.resolve()), "REAL_PYTHON": sys.executable,
+           "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
+           "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
+           "INDEX_URL": f"{servers.url}/site", "RELEASES_URL": f"{servers.url}/my-ops/my_ops/releases/download",
+           "WAIT_SECONDS": "0", "POLL_SECONDS": "1", "IN_CONTAINER_ALLOW_HOST": "1"}
+    torch_wheels = every_torch_wheel()
+    checks = Checks()
+    data = matrix.load()
+    push_pairs = matrix.all_pairs(data)
+    pr_pairs = [p for p in push_pairs if p.name in data["pull_request"]["pairs"]]
+
+    def expected(event: str, job: str) -> int:
+        return len(matrix.gha_matrix(event, job, data)["include"])
+
+    head = {"repo": {"full_name": "my-ops/my_ops"}, "ref": "feature", "sha": "0" * 40}
+    scenarios = {
+        "pull-request": ("pull_request", "wheels.yml",
+                         {"pull_request": {"head": head, "base": {"ref": "main", "repo": {"full_name": "my-ops/my_ops"}},
+                                           "number": 1}}, {}),
+        "fork-pull-request": ("pull_request", "wheels.yml",
+                              {"pull_request": {"head": {**head, "repo": {"full_name": "someone/my_ops"}},
+                                                "base": {"ref": "main", "repo": {"full_name": "my-ops/my_ops"}},
+                                                "number": 2}}, {}),
+        "push-main": ("push", "wheels.yml", {"ref": "refs/heads/main"}, {}),
+        "windows-build-fails": ("push", "wheels.yml", {"ref": "refs/heads/main"},
+                                {"INJECT_FAIL_BUILD": "cu130:windows"}),
+        "tag": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "nightly": ("schedule", "release.yml", {"schedule": "17 3 * * *"}, {}),
+        "tag-gpu-test-fails": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                               {"INJECT_FAIL_GPU": "2.13-cu130"}),
+        "tag-fetch-fails": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                            {"INJECT_FAIL_FETCH": "1"}),
+        # the failures ci/plan/check-sources.py, ci/plan/preflight.py, ci/test/gpu-watchdog.py and the seal must catch
+        "tag-torch-missing": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "tag-pages-refuses": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "tag-gpu-stuck": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "tag-rogue-wheel": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                            {"INJECT_ROGUE_WHEEL": "1"}),
+    }
+    missing_torch = f"torch-{matrix.find_pair('2.13-cu126').torch_build_version}+cu126-cp314-cp314-win_amd64.whl"
+    wanted = args.only.split(",") if args.only else list(scenarios)
+    for name in wanted:
+        event, workflow, payload, extra = scenarios[name]
+        print(f"== {name}: act {event} {workflow}")
+        state = servers.state
+        state.update(workflow_standins.default_state())
+        state["torch_wheels"] = set(torch_wheels) - ({missing_torch} if name == "tag-torch-missing" else set())
+        state["environments"] = {"github-pages": workflow_standins.PAGES_DEFAULT if name == "tag-pages-refuses"
+                                 else workflow_standins.PAGES_WITH_TAGS}
+        caller = "wheels / " if workflow == "release.yml" else ""
+        gpu_name = f"{caller}gpu {matrix.default_pair().name} {matrix.default_pair().build}"
+        state["gpu_jobs"] = [(f"{caller}gpu-watchdog", "in_progress", 1),
+                             (gpu_name, "queued" if name == "tag-gpu-stuck" else "completed", 50)]
+        run = run_act(args.act, repo, base, name, event, workflow, payload, {**env, **extra}, stand_ins, servers)
+        c = lambda ok, what: checks.check(name, ok, what)  # noqa: E731
+        ran = lambda prefix, result=None: job_names(run, prefix, result)  # noqa: E731
+        tested = [r for r in run["records"] if r["kind"] == "tested"]
+        published = [r for r in run["records"] if r["kind"] == "step" and r["step"] == "ci/release/publish-github-release.sh"]
+        pypi = [r for r in run["records"] if r.get("action") == "gh-action-pypi-publish"]
+        pages = [r for r in run["records"] if r.get("action") == "upload-pages-artifact"]
+        if name in ("pull-request", "fork-pull-request", "push-main"):
+            ev = "pull_request" if "pull" in name else "push"
+            c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
+            c(len(ran("build-linux", "succeeded")) == expected(ev, "build-linux"),
+              f"{expected(ev, 'build-linux')} Linux builds (x86_64 and aarch64) succeed")
+            c(len(ran("build-windows", "succeeded")) == expected(ev, "build-windows"),
+              f"{expected(ev, 'build-windows')} Windows builds succeed")
+            c(len(ran("build-macos", "succeeded")) == expected(ev, "build-macos"),
+              f"{expected(ev, 'build-macos')} macOS builds succeed")
+            c(len(tested) == expected(ev, "test-cpu") and all(t["serves"] for t in tested),
+              f"{expected(ev, 'test-cpu')} CPU test jobs, each given the wheel that serves its pair")
+            gpu = len(ran("test-gpu"))
+            want_gpu = 0 if name == "fork-pull-request" else expected(ev, "test-gpu")
+            c(gpu == want_gpu, f"{want_gpu} GPU test jobs ({'none: a fork' if not want_gpu else 'same repository'})")
+            c(bool(ran("gpu-watchdog")) == (name != "fork-pull-request"), "the GPU watchdog runs iff GPU jobs do")
+            verified = [r for r in run["records"] if r["kind"] == "verified"]
+            c(len(verified) == 1 and verified[0]["ok"], "the default build's real wheel passes ci/build/verify-wheel.py")
+        elif name == "windows-build-fails":
+            c(run["returncode"] != 0, "the run fails")
+            c(ran("build-windows", "failed") != [] and len(ran("build-linux", "succeeded")) == expected("push", "build-linux"),
+              "the Windows cu130 build fails, every Linux build succeeds")
+            broken = [e for e in matrix.gha_matrix("push", "test-cpu", data)["include"]
+                      if e["build"] in ("cu130", "bundle") and e["platform"] == "windows"]
+            c(len(tested) == expected("push", "test-cpu") - len(broken),
+              f"every other pair is still tested ({len(tested)}); only the {len(broken)} that need the missing wheel fail")
+            c(len(ran("test-cpu", "failed")) == len(broken), "the CPU tests of the missing wheel fail, clearly")
+        elif name in ("tag", "nightly"):
+            kind = "release" if name == "tag" else "nightly"
+            c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
+            c([(r["job"], r["args"][:2]) for r in published] ==
+              [("github-release", ["upload", kind]), ("github-release", ["finalize", kind])] +
+              ([("prune-nightly", ["prune", "nightly"])] if kind == "nightly" else []),
+              "the GitHub Release: uploaded as a draft, then made public, in one job"
+              + ("; old nightlies pruned after verify" if kind == "nightly" else ""))
+            c(bool(pypi) == (kind == "release"), "PyPI gets the release only")
+            if pypi:
+                c(pypi[0]["inputs"].get("packages-dir") == "release/pypi/" and pypi[0]["job"] == "pypi",
+                  "PyPI publishing runs in its own job")
+            c(len(pages) == 1, "Pages get the index")
+            c(ran("preflight", "succeeded") != [], "the preflight reads the stand-in's settings and passes")
+            order = [r["job"] for r in run["records"] if r["kind"] in ("step", "action") and r["job"] in
+                     ("github-release", "pypi", "pages", "verify", "prune-nightly")]
+            firsts = list(dict.fromkeys(order))
+            c(firsts == (["github-release", "pages", "verify", "pypi"] if kind == "release"
+                         else ["github-release", "pages", "verify", "prune-nightly"]), f"publishing order {firsts}")
+            c(ran("verify", "succeeded") != [],
+              "the published index and release install and pass the smoke test (ci/release/verify-published.sh)")
+            pypi_files = sorted((base / name / "artifacts" / "release" / "pypi").glob("*.whl"))
+            tested_names = {t["wheel"] for t in tested}
+            c(bool(pypi_files) and all(f.name in tested_names for f in pypi_files),
+              f"PyPI's wheels are ones the CPU tests ran ({[f.name for f in pypi_files]})")
+            builds = sum(len(ran(job, "succeeded")) for job in matrix.BUILD_JOBS)
+            c(builds == sum(expected("push", job) for job in matrix.BUILD_JOBS),
+              f"every wheel is built once ({builds} builds)")
+            uploaded = [r for r in run["records"] if r.get("action") == "upload-artifact"
+                        and r["inputs"].get("name") == "release"]
+            c(bool(uploaded), "the release folder is assembled")
+            want = (rf"my_ops-{re.escape((ROOT / 'VERSION').read_text().strip())}[+-]" if kind == "release"
+                    else r"my_ops-\d+\.\d+\.\d+\.dev\d{12}[+-]")
+            c(bool(tested) and all(re.match(want, t["wheel"]) for t in tested),
+              f"every tested wheel has the {kind} version ({tested[0]['wheel'] if tested else 'none'})")
+            release = base / name / "artifacts" / "release"
+            site = base / name / "artifacts" / PAGES_SITE
+            version = f"v{(ROOT / 'VERSION').read_text().strip()}" if kind == "release" else "nightly"
+            root = site / "whl" / ("nightly" if kind == "nightly" else "")
+            page = root / "torch2.13" / "cu130" / "my-ops" / "index.html"
+            c(page.is_file() and f"{servers.url}/my-ops/my_ops/releases/download/{version}/my_ops-"
+              in page.read_text() and "#sha256=" in page.read_text(),
+              "the index pages link the release assets (absolute URLs with sha256)")
+            c(not list(site.rglob("*.whl")), "the Pages site holds no wheel")
+            sdists = sorted(p.name for p in (release / "pypi").glob("*.tar.gz"))
+            c(len(sdists) == 1 and re.match(want.replace("[+-]", r"\.tar\.gz$"), sdists[0]) is not None,
+              f"the sdist has the {kind} version ({sdists})")
+            sums = sorted(p.name for p in (release / "dist").glob("SHA256SUMS*"))
+            c(sums == (["SHA256SUMS"] if kind == "release" else [f"SHA256SUMS-{sdists[0][7:-7]}"] if sdists else []),
+              f"checksums named for the {kind} ({sums})")
+            c(bool(list((release / "dist").glob("*.whl.metadata"))), "PEP 658 metadata files go with the release assets")
+            if kind == "release":
+                earlier = site / "whl" / "torch2.10" / "cu126" / "my-ops" / "index.html"
+                c(earlier.is_file() and "/releases/download/v0.9.0/my_ops-0.9.0%2Bcu126" in earlier.read_text(),
+                  "an earlier release stays indexed")
+        elif name in ("tag-torch-missing", "tag-pages-refuses", "tag-gpu-stuck", "tag-rogue-wheel"):
+            c(run["returncode"] != 0, "the run fails")
+            c(not published and not pypi and not pages, "nothing is published")
+            built = [j for job in matrix.BUILD_JOBS for j in ran(job)]
+            if name == "tag-torch-missing":
+                c(ran("matrix", "failed") != [] and not built,
+                  f"the matrix job finds {missing_torch} missing; nothing is built")
+            elif name == "tag-pages-refuses":
+                c(ran("preflight", "failed") != [] and not built,
+                  "the preflight finds that github-pages refuses the tag; nothing is built")
+            elif name == "tag-gpu-stuck":
+                c(ran("gpu-watchdog", "failed") != [] and run["cancelled"],
+                  "the watchdog sees the caller-prefixed GPU job stuck in the queue and cancels the run")
+            else:
+                rogue = [r for r in run["records"] if r["kind"] == "rogue"]
+                c(bool(rogue) and ran("assemble", "failed") != [],
+                  "a wheel a GPU job slipped in stops the assembly (not in the sealed manifest)")
+        elif name == "tag-gpu-test-fails":
+            c(run["returncode"] != 0, "the run fails")
+            c(not published and not pypi and not pages, "nothing is published")
+            c(ran("assemble") == [], "the release is not even assembled")
+        elif name == "tag-fetch-fails":
+            # the site is built from what is published, so after the GitHub Release
+            c(run["returncode"] != 0, "the run fails")
+            c(ran("pages", "failed") != [] and not pages,
+              "the pages job fails on the failed download; no site without the earlier releases is deployed")
+            c(not pypi and ran("verify") == [], "nothing is verified, nothing goes to PyPI (re-run the pages job)")
+    # static: a tag builds once (release.yml calls wheels.yml; wheels.yml has no tag trigger)
+    triggers = (ROOT / ".github/workflows/wheels.yml").read_text().split("\njobs:")[0]
+    push = re.search(r"^  push:\n((?:    .*\n)*)", triggers + "\n", re.M)
+    checks.check("static", push is not None and "tags" not in push.group(1),
+                 "a v* tag does not trigger wheels.yml itself (release.yml calls it)")
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"{checks.count - len(checks.failures)} passed, {len(checks.failures)} failed")
+    for failure in checks.failures:
+        print(f"FAILED {failure}")
+    return 1 if checks.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
