@@ -27,16 +27,18 @@ def float_argument(name: str, argument: str, value, also: str = ""):
     return float(value)
 
 
-def explain_failure(op, tensors) -> Exception | None:
-    """The error to raise instead of a failed call's own when one of its
-    tensor arguments (`tensors`, in the schema's order) is no dense tensor;
-    None when they all are (the call's own error stands)."""
+def explain_failure(op, tensors, error: Exception) -> Exception | None:
+    """The error to raise instead of a failed call's own (`error`) when one of
+    its tensor arguments (`tensors`, in the schema's order) is None or the
+    like, or a nested tensor that nothing implements the op for; None when
+    the call's own error stands (e.g. from a kernel registered for nested
+    tensors with torch.library.register_torch_dispatch)."""
     name = op.name().split("::")[1].split(".")[0]
     names = [a.name for a in _compat.schema(op).arguments if str(a.type) == "Tensor"]
     for argument, t in zip(names, tensors):
         if not isinstance(t, Tensor):
             return TypeError(f"my_ops.{name}: expected {argument} to be a Tensor, but got {type(t).__name__}")
-        if t.is_nested:
+        if t.is_nested and isinstance(error, NotImplementedError):
             # the message the rules give a strided nested tensor (_rules.py, op_rules.cpp)
             return RuntimeError(f"my_ops.{name}: expected {argument} to be a dense (strided) tensor, but got "
                                 "a nested tensor")

@@ -123,9 +123,9 @@ def call_mutating(name: str, op, args, **written: Tensor) -> None:
     try:
         _refuse_inference_writes(name, **written)
         _MUTATE[op](*args)
-    except (TypeError, RuntimeError, NotImplementedError, AttributeError):
+    except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
         # torch's own conversions fail on None or a nested tensor, before our checks
-        error = explain_failure(op, args)
+        error = explain_failure(op, args, failure)
         if error is None:
             raise
         raise error from None

@@ -95,9 +95,10 @@ def _call(op, tensors, *args):
             # torch.func (grad, vjp, jacrev, vmap) takes an autograd.Function
             # from here, outside the dispatcher, and runs it level by level
             return _FUNCTIONS[op].apply(*args)
+        if not _plain_eager(tensors):
+            # (a __torch_function__ handler must run with autograd on, as torch.ops runs it)
+            return op(*args)
         if _grad_enabled():
-            if not _plain_eager(tensors):
-                return op(*args)
             for t in tensors:
                 if t.requires_grad:
                     # In a backward formula, the tensors may be wrappers of a
@@ -106,30 +107,29 @@ def _call(op, tensors, *args):
                     # and the gradient would not reach the caller's tensors.
                     if getattr(_state, "in_formula", False):
                         return _FUNCTIONS[op].apply(*args)
-                    try:
-                        return _RECORD[op](*args)
-                    except RuntimeError:
-                        return _record_copies_of_inference_tensors(op, args)
-        # Nothing to record. Subclasses and dispatch modes (FakeTensorMode) sit
-        # below autograd or are handled before it (__torch_function__): theirs too.
-        return _below_autograd(op, args)
-    except (TypeError, RuntimeError, NotImplementedError, AttributeError):
+                    return _RECORD[op](*args)
+        return _below_autograd(op, args)  # nothing to record
+    except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
         # torch's own conversions fail on None or a nested tensor, before our checks
-        error = explain_failure(op, tensors)
+        error = explain_failure(op, tensors, failure)
         if error is None:
             raise
         raise error from None
 
 
-def _record_copies_of_inference_tensors(op, args):
-    """The record of op(*args) with a copy of each inference tensor among
-    args, after the record itself failed (re-raised when there is none):
+def _saving_copies_of_inference_tensors(setup):
+    """setup_context, given a copy of each inference tensor among the inputs:
     torch refuses to save an inference tensor for backward (one made under
     inference_mode, used outside it beside a weight that requires grad); its
     own ops save tensors computed from it instead."""
-    if not any(isinstance(a, Tensor) and a.is_inference() for a in args):
-        raise  # the record's own error
-    return _RECORD[op](*[a.clone() if isinstance(a, Tensor) and a.is_inference() else a for a in args])
+    def setup_context(ctx, inputs, output):
+        for a in inputs:
+            if isinstance(a, Tensor) and a.is_inference():
+                inputs = tuple(b.clone() if isinstance(b, Tensor) and b.is_inference() else b for b in inputs)
+                break
+        setup(ctx, inputs, output)
+
+    return setup_context
 
 
 def _no_context(ctx, inputs, output) -> None:
@@ -150,14 +150,16 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
 
     # setup_context apart from forward and a vmap rule: what torch.func needs
     # (register_autograd's own Function lacks them: pytorch#168393).
-    save = setup_context  # (the class body below cannot see a name it assigns)
+    save = _saving_copies_of_inference_tensors(setup_context)  # (the class body cannot see a name it assigns)
 
     class Function(torch.autograd.Function):
         generate_vmap_rule = True
 
         @staticmethod
         def forward(*args):
-            # grad mode is off in here
+            # grad mode is off in here. is_compiling() is true here only in
+            # non-strict export, which runs this eagerly (torch.compile folds
+            # it in _call and calls the op itself); the guard is its road
             return (_below_autograd_traced if _is_compiling() else _below_autograd)(op, args)
 
         setup_context = staticmethod(save)
@@ -165,8 +167,8 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
         @staticmethod
         def backward(ctx, *grads):
             outer = getattr(_state, "in_formula", False)
-            _state.in_formula = True
             try:
+                _state.in_formula = True
                 return backward(ctx, *grads)
             finally:
                 _state.in_formula = outer
@@ -186,11 +188,8 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
         # torch's own Autograd kernel for the same formulas; torch.func over a
         # torch.ops call then fails in torch's check (pytorch#168393), and the
         # Python API still takes the Function above
-        def setup_with_copies(ctx, inputs, output):  # (_record_copies_of_inference_tensors's job)
-            save(ctx, tuple(a.clone() if isinstance(a, Tensor) and a.is_inference() else a for a in inputs), output)
-
         torch.library.register_autograd(f"my_ops::{name}", Function.backward,
-                                        setup_context=setup_with_copies, lib=_lib)
+                                        setup_context=save, lib=_lib)
         return
 
     def autograd_kernel(keyset, *args):
@@ -209,10 +208,7 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
                     f"my_ops.{name.removesuffix('_backward')}, outside torch.compile (torch.compile "
                     "cannot trace torch.func transforms over my_ops; compiling the function without "
                     "the transform works, with ordinary autograd)")
-            try:
-                return record(*args, *defaults[len(args):])
-            except RuntimeError:
-                return _record_copies_of_inference_tensors(op, (*args, *defaults[len(args):]))
+            return record(*args, *defaults[len(args):])
         with _BelowAutograd():
             return op.redispatch(keyset & _after_autograd, *args)
 

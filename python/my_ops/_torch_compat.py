@@ -41,8 +41,8 @@ after_ad_inplace_or_view_keyset = _private(torch._C, "_after_ADInplaceOrView_key
 # state and back: a third of the guard's host time
 # (benchmarks/tuning/host_path.py). A subset of what the guard excludes: a
 # tensor with another autograd key (sparse, nested) still reaches the op's
-# Autograd kernel, which passes it on. Dynamo cannot trace the switch: code
-# it traces takes call_below_autograd_traced, the guard.
+# Autograd kernel, which passes it on. Dynamo cannot trace the switch (nor
+# the guard): the Python API calls neither while it compiles.
 if below_autograd is not None:
     def call_below_autograd_traced(op, args):
         with below_autograd():
@@ -60,8 +60,8 @@ if _set_excluded is not None and _is_excluded is not None and _AUTOGRAD_KEY is n
     def call_below_autograd(op, args):
         if _is_excluded(_AUTOGRAD_KEY):  # already below autograd (nested calls)
             return op(*args)
-        _set_excluded(_AUTOGRAD_KEY, True)
-        try:
+        try:  # (set inside: an interrupt between the two calls must not leave it set)
+            _set_excluded(_AUTOGRAD_KEY, True)
             return op(*args)
         finally:
             _set_excluded(_AUTOGRAD_KEY, False)

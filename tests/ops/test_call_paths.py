@@ -212,3 +212,21 @@ def test_row_slices_read_in_place(spec, device):
         assert not _copies(lambda: (spec.api or spec.op)(*sliced))
         transposed = make_input((32, 6), torch.float32, device).t()
         assert _copies(lambda: (spec.api or spec.op)(transposed, *args[1:]))
+
+
+def test_torch_function_handler_runs_with_autograd_under_no_grad():
+    """A __torch_function__ handler runs before the dispatcher, with autograd
+    as the caller has it: the Python API's short road must not switch it off."""
+    seen = []
+
+    class Recording(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            with torch.enable_grad():
+                seen.append((torch.ones(2, requires_grad=True) * 3).requires_grad)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    a = torch.randn(2, 8).as_subclass(Recording)
+    with torch.no_grad():
+        my_ops.mul(a, a)
+    assert seen and all(seen)

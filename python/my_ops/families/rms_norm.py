@@ -25,7 +25,8 @@ def _eps(name: str, x: Tensor, eps):
     if type(eps) is float:
         return eps
     if eps is None:
-        return torch.finfo(_accumulator(x.dtype)).eps
+        # (x may be anything here: the call names a bad one)
+        return torch.finfo(_accumulator(getattr(x, "dtype", None))).eps
     return _float(name, "eps", eps, " (or None for the machine epsilon)")
 
 
