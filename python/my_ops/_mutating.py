@@ -66,7 +66,16 @@ def _mutating_op(name: str) -> None:
             return result
 
         _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
-        _MUTATE[op] = op
+
+        def bumping_call(*args):
+            # inference_mode skips the Autograd key, but normal tensors written
+            # there still bump their counters (ADInplaceOrView does, for torch's ops)
+            result = op(*args)
+            if not _is_compiling() and _inference_mode():  # (dynamo folds the first)
+                torch.autograd.graph.increment_version([args[i] for i in written if not args[i].is_inference()])
+            return result
+
+        _MUTATE[op] = bumping_call
     else:
         def checked_call(*args):
             # where the kernel would run: not under inference_mode (which

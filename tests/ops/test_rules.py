@@ -232,7 +232,7 @@ def test_cuda_views_of_one_buffer(device="cuda"):
 
 
 # ------------------------------------------------- mutating ops and autograd
-@pytest.mark.parametrize("through", ["api", "torch.ops"])
+@pytest.mark.parametrize("through", ["api", "torch_ops"])
 @pytest.mark.parametrize("mode", ["grad", "no_grad", "inference_mode"])
 @pytest.mark.parametrize("spec", specs.where(mutates=True), ids=repr)
 def test_mutating_ops_bump_version_counters(spec, mode, through):
