@@ -4,7 +4,6 @@ wheel (its libraries swapped for such files) as the build job would."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import struct
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import foreign_wheels
 import my_ops
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,23 +70,6 @@ def test_macho_reader(tmp_path):
         macho.linked_libraries(elf)
 
 
-def _verify_wheel():
-    pytest.importorskip("packaging", reason="needs packaging (ci/build/requirements-verify.txt)")
-    spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/build/verify-wheel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _cpu_wheel() -> Path:
-    version = my_ops.build_info.version.split("+")[0]
-    wheels = sorted(ROOT.glob(f"wheelhouse/*/my_ops-{version}+cpu-*.whl")) + sorted(
-        ROOT.glob(f"dist/my_ops-{version}+cpu-*.whl"))
-    if not wheels:
-        pytest.skip("needs the +cpu wheel (ci/test.sh builds it into wheelhouse/cpu/)")
-    return wheels[-1]
-
-
 def _macos_copy(cpu_wheel: Path, tmp_path: Path, library: Path, extension: Path) -> Path:
     """The CPU wheel as the macOS build makes it: macosx tag, libmy_ops.dylib, Mach-O _C."""
     tag = matrix.load()["defaults"]["macos_platform"]
@@ -112,8 +95,8 @@ def _macos_copy(cpu_wheel: Path, tmp_path: Path, library: Path, extension: Path)
     ("cuda shim", "torch-c-symbols-2.10-macos.txt): ['aoti_torch_cuda_mm_out']"),
 ])
 def test_verify_a_macos_wheel(tmp_path, fault, message):
-    verify_wheel = _verify_wheel()
-    wheel = _cpu_wheel()
+    verify_wheel = foreign_wheels.verify_wheel()
+    wheel = foreign_wheels.cpu_wheel()
     dylibs, undefined = list(SYSTEM), list(SHIM)
     if fault == "links torch":
         dylibs.append("@rpath/libtorch_cpu.dylib")

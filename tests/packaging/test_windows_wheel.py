@@ -4,7 +4,6 @@ judges a Windows-shaped copy of the +cpu wheel holding them."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import foreign_wheels
 import my_ops
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,15 +68,6 @@ def test_pe_reader(tmp_path):
     assert sorted(found["torch_cpu.dll"]) == ["?warn@c10@@YAXXZ", "aoti_torch_get_device_type"]
 
 
-def _cpu_wheel() -> Path:
-    version = my_ops.build_info.version.split("+")[0]
-    wheels = sorted(ROOT.glob(f"wheelhouse/*/my_ops-{version}+cpu-*.whl")) + sorted(
-        ROOT.glob(f"dist/my_ops-{version}+cpu-*.whl"))
-    if not wheels:
-        pytest.skip("needs the +cpu wheel (ci/test.sh builds it into wheelhouse/cpu/)")
-    return wheels[-1]
-
-
 @pytest.mark.parametrize("fault,message", [
     (None, None),
     ("calls c10", "imports torch C++ symbols (not the stable ABI): ['?warn@c10@@YAXXZ']"),
@@ -84,10 +75,8 @@ def _cpu_wheel() -> Path:
     ("links cudart", "cpu: my_ops/my_ops.dll links CUDA libraries ['cudart64_13.dll']"),
 ])
 def test_verify_a_windows_wheel(tmp_path, fault, message):
-    spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/build/verify-wheel.py")
-    verify_wheel = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(verify_wheel)
-    wheel = _cpu_wheel()
+    verify_wheel = foreign_wheels.verify_wheel()
+    wheel = foreign_wheels.cpu_wheel()
     imports = {"torch_cpu.dll": ["aoti_torch_get_device_type", "torch_call_dispatcher"]}
     cxx = ""
     if fault == "calls c10":
