@@ -43,3 +43,14 @@ def explain_failure(op, tensors, error: Exception) -> Exception | None:
             return RuntimeError(f"my_ops.{name}: expected {argument} to be a dense (strided) tensor, but got "
                                 "a nested tensor")
     return None
+
+
+def reraise_explained(op, tensors, failure: Exception):
+    """Raises, from a failed call's except clause, explain_failure's error, or
+    else the failure itself. torch's own conversions fail on None or a nested
+    tensor before any check of the kernels, with messages naming neither op
+    nor argument."""
+    error = explain_failure(op, tensors, failure)
+    if error is None:
+        raise failure
+    raise error from None

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from . import _torch_compat as _compat
-from ._arguments import explain_failure
+from ._arguments import reraise_explained
 from ._runtime import (_AUTOGRAD_KERNEL, _BelowAutograd, _after_autograd, _inference_mode, _is_compiling, _lib,
                        _ops, _refuse_forward_ad)
 
@@ -133,8 +133,4 @@ def call_mutating(name: str, op, args, **written: Tensor) -> None:
         _refuse_inference_writes(name, **written)
         _MUTATE[op](*args)
     except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
-        # torch's own conversions fail on None or a nested tensor, before our checks
-        error = explain_failure(op, args, failure)
-        if error is None:
-            raise
-        raise error from None
+        reraise_explained(op, args, failure)

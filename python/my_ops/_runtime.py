@@ -16,9 +16,8 @@ from torch import Tensor
 
 from . import _rules
 from . import _torch_compat as _compat
-from ._arguments import explain_failure
-from ._arguments import float_argument as _float  # noqa: F401  (the families take it from here)
-from ._formulas import _accumulator, _vjp_formula  # noqa: F401  (likewise)
+from ._arguments import reraise_explained
+from ._formulas import _vjp_formula
 
 _ops = torch.ops.my_ops
 _lib = torch.library.Library("my_ops", "IMPL")
@@ -110,11 +109,7 @@ def _call(op, tensors, *args):
                     return _RECORD[op](*args)
         return _below_autograd(op, args)  # nothing to record
     except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
-        # torch's own conversions fail on None or a nested tensor, before our checks
-        error = explain_failure(op, tensors, failure)
-        if error is None:
-            raise
-        raise error from None
+        reraise_explained(op, tensors, failure)
 
 
 def _saving_copies_of_inference_tensors(setup):

@@ -26,7 +26,7 @@ import triton
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
-from . import _runtime
+from . import _formulas, _runtime
 from . import _torch_compat as compat
 from ._rms_norm_triton_kernels import MAX_HIDDEN, _backward_kernel, _forward_kernel, _layout
 from .families.rms_norm import _eps, _rms_norm_backward_math, _rms_norm_setup
@@ -150,7 +150,7 @@ def _autograd_backward(ctx, grad: Tensor):
 
 
 # Second and higher orders: the vjp of the same backward in torch ops, as my_ops.rms_norm's.
-_setup_double, _double_backward = _runtime._vjp_formula(_rms_norm_backward_math, tensor_args=3)
+_setup_double, _double_backward = _formulas._vjp_formula(_rms_norm_backward_math, tensor_args=3)
 torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_rms_norm_setup)
 torch.library.register_autograd("my_ops::triton_rms_norm_backward", _double_backward, setup_context=_setup_double)
 

@@ -10,7 +10,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .. import _rules
-from .._runtime import _accumulator, _autograd, _call, _differentiable_backward, _ops
+from .._formulas import _accumulator
+from .._runtime import _autograd, _call, _differentiable_backward, _ops
 
 __all__ = ["silu_and_mul", "gelu_and_mul", "SiluAndMul", "GeluAndMul"]
 

@@ -14,7 +14,9 @@ import my_ops  # the package, for my_ops.triton_rms_norm (set after this module 
 
 from .. import _rules
 from .._mutating import _mutating_op, call_mutating
-from .._runtime import _accumulator, _autograd, _call, _differentiable_backward, _float, _ops
+from .._arguments import float_argument as _float
+from .._formulas import _accumulator
+from .._runtime import _autograd, _call, _differentiable_backward, _ops
 
 __all__ = ["rms_norm", "fused_add_rms_norm", "RMSNorm"]
 
