@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import my_ops
-from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
+from conftest import LAYOUTS, TOLERANCES, assert_matches, make_input, requires_cuda
 
 # Edges of the 64 x 64 x 16 CUDA tiles and the 64 x 256 x 128 CPU blocks.
 SHAPES = [(1, 1, 1), (3, 0, 4), (0, 5, 3), (5, 7, 3), (64, 16, 64), (65, 17, 63), (70, 150, 300), (130, 257, 129)]
@@ -59,3 +59,39 @@ def test_matmul_integer_rejected(device):
 def test_matmul_mixed_devices_rejected():
     with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be on the same device as a \(cuda:0\), but got cpu"):
         my_ops.matmul(torch.randn(2, 2, device="cuda"), torch.randn(2, 2))
+
+
+# ------------------------------------------------------------ torch.autocast
+AUTOCAST_CALLS = {
+    "api": my_ops.matmul,
+    "torch.ops": torch.ops.my_ops.matmul,
+    "compiled": torch.compile(my_ops.matmul, fullgraph=True, backend="aot_eager", dynamic=False),
+}
+
+
+@pytest.mark.parametrize("call", AUTOCAST_CALLS)
+@pytest.mark.parametrize("low", [torch.bfloat16, torch.float16], ids=str)
+def test_matmul_under_autocast_runs_in_its_dtype(call, low, device):
+    """As torch.matmul: float32 operands are cast to the region's dtype, the
+    product has it, and the gradients reach the float32 operands as float32."""
+    a = make_input((33, 70), torch.float32, device, low=-1, high=1).requires_grad_()
+    b = make_input((70, 9), torch.float32, device, "transposed", low=-1, high=1).requires_grad_()
+    with torch.autocast(device, dtype=low):
+        out = AUTOCAST_CALLS[call](a, b)
+    a_low, b_low = a.detach().to(low).double(), b.detach().to(low).double()
+    assert_matches(out, a_low @ b_low, low, scale=70 ** 0.5)
+    grad = torch.randn_like(out)  # (in the region's dtype, as out)
+    out.backward(grad)
+    # the gradients are products in the region's dtype, cast back to float32
+    rtol, atol = TOLERANCES[low]
+    for got, want in ((a.grad, grad.double() @ b_low.T), (b.grad, a_low.T @ grad.double())):
+        assert got.dtype == torch.float32
+        torch.testing.assert_close(got.double(), want, rtol=rtol * 10, atol=atol * 10)
+
+
+def test_matmul_under_autocast_leaves_float64_alone(device):
+    a = torch.randn(6, 5, dtype=torch.float64, device=device)
+    b = torch.randn(5, 4, dtype=torch.float64, device=device)
+    with torch.autocast(device, dtype=torch.bfloat16):
+        for call in (my_ops.matmul, torch.ops.my_ops.matmul):
+            assert_matches(call(a, b), a @ b, torch.float64)

@@ -8,14 +8,20 @@ import torch
 from torch import Tensor
 
 from .. import _rules
-from .._runtime import _autograd, _call, _ops
+from .._autocast import cast_for_autocast, register_lower_precision
+from .._runtime import _autograd, _call, _lib, _ops
 
 __all__ = ["matmul"]
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product of ``a`` [M, K] and ``b`` [K, N] -> [M, N], accumulated in float32
-    (float64 for float64 inputs)."""
+    (float64 for float64 inputs).
+
+    Under ``torch.autocast`` it runs in the region's dtype, as torch.matmul:
+    float32 (and float16/bfloat16) operands on the region's device are cast to
+    it first; float64 operands are not cast."""
+    a, b = cast_for_autocast((a, b))
     return _call(_ops.matmul.default, (a, b), a, b)
 
 
@@ -39,3 +45,4 @@ def _matmul_backward(ctx, grad: Tensor):
 
 
 _autograd("matmul", _matmul_backward, setup_context=_save_a_b)
+register_lower_precision(_lib, "matmul")  # torch.autocast, for calls through torch.ops
