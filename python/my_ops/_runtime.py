@@ -54,7 +54,15 @@ _grad_enabled = torch.is_grad_enabled
 _is_compiling = torch.compiler.is_compiling
 _inference_mode = torch.is_inference_mode_enabled
 _FUNCTIONS: dict = {}  # op -> its torch.autograd.Function (_autograd)
-_state = threading.local()  # .in_formula: a backward formula is running on this thread
+
+
+class _ThreadState(threading.local):
+    # a class default: reading an attribute a thread has not set yet would
+    # otherwise raise and catch AttributeError on every grad-path call
+    in_formula = False  # a backward formula is running on this thread
+
+
+_state = _ThreadState()
 _RECORD: dict = {}  # op -> that Function's apply for plain eager calls
 
 
@@ -104,7 +112,7 @@ def _call(op, tensors, *args):
                     # torch.func transform that has ended (vjp_fn called outside
                     # it): Function.apply unwraps those; the short record does not,
                     # and the gradient would not reach the caller's tensors.
-                    if getattr(_state, "in_formula", False):
+                    if _state.in_formula:
                         return _FUNCTIONS[op].apply(*args)
                     return _RECORD[op](*args)
         return _below_autograd(op, args)  # nothing to record
@@ -161,7 +169,7 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
 
         @staticmethod
         def backward(ctx, *grads):
-            outer = getattr(_state, "in_formula", False)
+            outer = _state.in_formula
             try:
                 _state.in_formula = True
                 return backward(ctx, *grads)
