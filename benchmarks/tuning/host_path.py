@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import torch
-import torch.autograd.forward_ad as forward_ad
 import torch.nn.functional as F
 
 import my_ops
 from my_ops import _runtime as runtime
+from my_ops import _torch_compat as compat  # the private torch names the runtime uses
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/
@@ -27,6 +27,22 @@ def per_call_us(fn, device: torch.device) -> float:
     return _timed(fn, device, calls=20000, warmup=1000, synchronize=False)
 
 
+class _Detach(torch.autograd.Function):
+    """The floor of a Python autograd.Function: a graph node around nothing."""
+
+    @staticmethod
+    def forward(x):
+        return x.detach()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -35,7 +51,7 @@ def main() -> None:
     x = torch.randn(1, 4096, device=device, dtype=dtype)
     w = torch.rand(4096, device=device, dtype=dtype) + 0.5
     op = torch.ops.my_ops.rms_norm.default
-    below = torch._C._AutoDispatchBelowAutograd
+    below = compat.below_autograd
 
     def guarded():
         with below():
@@ -49,14 +65,15 @@ def main() -> None:
         "torch.compiler.is_compiling()": torch.compiler.is_compiling,
         "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled,
         "torch.is_grad_enabled()": torch.is_grad_enabled,
-        "forward_ad._current_level": lambda: forward_ad._current_level,
-        "_len_torch_dispatch_stack()": torch._C._len_torch_dispatch_stack,
-        "_are_functorch_transforms_active()": torch._C._are_functorch_transforms_active,
+        "compat.has_tangent((x, w))": lambda: compat.has_tangent((x, w)),
+        "compat.dispatch_modes_active()": compat.dispatch_modes_active,
+        "compat.transforms_active()": compat.transforms_active,
         "type(x) in (Tensor, Parameter)": lambda: type(x) in runtime._PLAIN,
         "with _AutoDispatchBelowAutograd(): pass": guard_only,
         "_refuse_forward_ad(op, (x, w))": lambda: runtime._refuse_forward_ad(op, (x, w)),
         "_plain_eager((x, w))": lambda: runtime._plain_eager((x, w)),
-        "op(x, w, eps) below autograd": guarded,
+        "op(x, w, eps) below autograd (the guard)": guarded,
+        "op(x, w, eps) below autograd (the key switch)": lambda: compat.call_below_autograd(op, (x, w, 1e-6)),
         "op(x, w, eps) through its Autograd kernel": lambda: op(x, w, 1e-6),
         "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(x, w, 1e-6),
         "F.rms_norm(x, (4096,), w, eps)": lambda: F.rms_norm(x, (4096,), w, 1e-6),
@@ -76,8 +93,11 @@ def main() -> None:
             print(f"{per_call_us(fn, torch.device(device)):8.2f}  {name}")
     # grad mode, x requires grad: the forward call and its graph node (no backward)
     xg = x.clone().requires_grad_()
+    record = runtime._RECORD[op]
     grad_pieces = {
         "op(x, w, eps) through its Autograd kernel": lambda: op(xg, w, 1e-6),
+        "rms_norm's autograd.Function, recorded": lambda: record(xg, w, 1e-6),
+        "an autograd.Function that only detaches": lambda: _Detach.apply(xg),
         "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(xg, w, 1e-6),
         "F.rms_norm(x, (4096,), w, eps)": lambda: F.rms_norm(xg, (4096,), w, 1e-6),
     }
