@@ -11,7 +11,8 @@ from torch import Tensor, nn
 
 from .. import _rules
 from .._formulas import _accumulator
-from .._runtime import _autograd, _call, _differentiable_backward, _ops
+from .._runtime import _autograd, _call, _differentiable_backward, _lib, _ops
+from .._vmap import register_batching
 
 __all__ = ["silu_and_mul", "gelu_and_mul", "SiluAndMul", "GeluAndMul"]
 
@@ -74,6 +75,7 @@ def _gated_unit(name: str, activation, activation_grad) -> None:
         return torch.cat([grad_gate, grad_up], dim=-1).to(x.dtype)
 
     _differentiable_backward(f"{name}_backward", backward_math, tensor_args=2)
+    register_batching(_lib, f"{name}_backward", rows=(0, 1))
 
     def setup_context(ctx, inputs, output) -> None:
         ctx.save_for_backward(inputs[0])
@@ -84,6 +86,7 @@ def _gated_unit(name: str, activation, activation_grad) -> None:
         return (_call(backward_op, (grad, x), grad, x, *ctx.extra), *([None] * len(ctx.extra)))
 
     _autograd(name, backward, setup_context=setup_context)
+    register_batching(_lib, name, rows=(0,))
 
 
 _gated_unit("silu_and_mul", torch.nn.functional.silu, _silu_grad)

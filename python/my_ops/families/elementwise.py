@@ -11,7 +11,8 @@ from torch import Tensor
 from .. import _rules
 from .._mutating import _mutating_op, call_mutating
 from .._arguments import float_argument as _float
-from .._runtime import _autograd, _call, _ops
+from .._runtime import _autograd, _call, _lib, _ops
+from .._vmap import register_batching
 
 __all__ = ["short_kernel", "mul", "muladd", "add_out"]
 
@@ -33,6 +34,7 @@ def _short_kernel_backward(ctx, grad: Tensor):
 
 
 _autograd("short_kernel", _short_kernel_backward)
+register_batching(_lib, "short_kernel", rows=(0,))  # (elementwise: every tensor is rows)
 
 
 # ------------------------------------------------------------------------ mul
@@ -60,6 +62,7 @@ def _mul_backward(ctx, grad: Tensor):
 
 
 _autograd("mul", _mul_backward, setup_context=_save_a_b)
+register_batching(_lib, "mul", rows=(0, 1))
 
 
 # --------------------------------------------------------------------- muladd
@@ -80,6 +83,7 @@ def _muladd_backward(ctx, grad: Tensor):
 
 
 _autograd("muladd", _muladd_backward, setup_context=_save_a_b)
+register_batching(_lib, "muladd", rows=(0, 1))
 
 
 # -------------------------------------------------------------------- add_out
@@ -99,3 +103,4 @@ def _(a: Tensor, b: Tensor, out: Tensor) -> None:
 
 
 _mutating_op("add_out")
+register_batching(_lib, "add_out", rows=(0, 1, 2))

@@ -10,6 +10,7 @@ from torch import Tensor
 from .. import _rules
 from .._autocast import cast_for_autocast, register_lower_precision
 from .._runtime import _autograd, _call, _lib, _ops
+from .._vmap import register_batching
 
 __all__ = ["matmul"]
 
@@ -45,4 +46,5 @@ def _matmul_backward(ctx, grad: Tensor):
 
 
 _autograd("matmul", _matmul_backward, setup_context=_save_a_b)
+register_batching(_lib, "matmul")  # 2-D operands: once per sample
 register_lower_precision(_lib, "matmul")  # torch.autocast, for calls through torch.ops

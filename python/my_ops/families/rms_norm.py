@@ -16,7 +16,8 @@ from .. import _rules
 from .._mutating import _mutating_op, call_mutating
 from .._arguments import float_argument as _float
 from .._formulas import _accumulator
-from .._runtime import _autograd, _call, _differentiable_backward, _ops
+from .._runtime import _autograd, _call, _differentiable_backward, _lib, _ops
+from .._vmap import register_batching
 
 __all__ = ["rms_norm", "fused_add_rms_norm", "RMSNorm"]
 
@@ -75,6 +76,8 @@ def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: fl
 
 
 _differentiable_backward("rms_norm_backward", _rms_norm_backward_math, tensor_args=3)
+# (the weight gradient sums over rows: once per sample)
+register_batching(_lib, "rms_norm_backward")
 
 
 def _rms_norm_setup(ctx, inputs, output) -> None:
@@ -94,6 +97,7 @@ def _rms_norm_backward(ctx, grad: Tensor):
 
 
 _autograd("rms_norm", _rms_norm_backward, setup_context=_rms_norm_setup)
+register_batching(_lib, "rms_norm", rows=(0,))
 
 
 def rms_norm_ref(x: Tensor, weight: Tensor, eps: float) -> Tensor:
@@ -120,6 +124,7 @@ def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> None:
 
 
 _mutating_op("fused_add_rms_norm")
+register_batching(_lib, "fused_add_rms_norm", rows=(0, 1))
 
 
 def fused_add_rms_norm_ref(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:

@@ -1,0 +1,124 @@
+"""torch.func.vmap over every op, through its vmap rule (my_ops/_vmap.py):
+batched at the front or inside, with arguments left unbatched, through the
+Python API and torch.ops, against the float64 reference of each sample; the
+mutating ops write each sample in place."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import specs
+from conftest import assert_matches, make_input
+
+BATCH = 5
+CALLS = ("api", "torch.ops")
+
+
+def _tensor_positions(args) -> list:
+    return [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+
+def _samples(spec, device) -> list:
+    """BATCH fresh argument tuples of the op (float32)."""
+    return [spec.resolve(make_input(spec.input_shape, torch.float32, device)) for _ in range(BATCH)]
+
+
+def _vmap_call(spec, call, samples, batched: set, in_dim: int):
+    """The op under vmap: the tensor arguments at `batched` stacked at in_dim,
+    the others sample 0's. Returns (the vmap result, the arguments given)."""
+    first = samples[0]
+    args, in_dims = [], []
+    for i, a in enumerate(first):
+        if i in batched:
+            args.append(torch.stack([s[i] for s in samples]).movedim(0, in_dim))
+            in_dims.append(in_dim)
+        else:
+            args.append(a)
+            in_dims.append(None)
+    fn = spec.op if call == "torch.ops" else (spec.api or spec.op)
+    if spec.mutates:  # (what the written arguments hold is checked, not what the call returns)
+        def mutate(*a) -> None:
+            fn(*a)
+
+        torch.vmap(mutate, in_dims=tuple(in_dims), out_dims=None)(*args)
+        return None, args
+    return torch.vmap(fn, in_dims=tuple(in_dims))(*args), args
+
+
+def _sample_args(samples, batched: set, k: int) -> list:
+    """What sample k of the vmap call sees."""
+    return [samples[k][i] if i in batched else samples[0][i] for i in range(len(samples[0]))]
+
+
+def _check(spec, samples, batched, in_dim, result, args) -> None:
+    names = spec.argument_names()
+    for k in range(BATCH):
+        want = spec.reference(*_sample_args(samples, batched, k))
+        want = want if isinstance(want, tuple) else (want,)
+        if spec.mutates:
+            got = [args[names.index(n)].select(in_dim, k) for n in spec.mutates]
+        else:
+            got = [r[k] for r in (result if isinstance(result, tuple) else (result,))]
+        for g, w in zip(got, want, strict=True):
+            assert_matches(g, w, torch.float32, scale=4)
+
+
+@pytest.mark.parametrize("call", CALLS)
+@pytest.mark.parametrize("in_dim", [0, 1])
+@pytest.mark.parametrize("spec", specs.ALL, ids=repr)
+def test_vmap_every_tensor_batched(spec, in_dim, call, device):
+    samples = _samples(spec, device)
+    batched = set(_tensor_positions(samples[0]))
+    with torch.no_grad():
+        result, args = _vmap_call(spec, call, samples, batched, in_dim)
+    _check(spec, samples, batched, in_dim, result, args)
+
+
+@pytest.mark.parametrize("spec", specs.ALL, ids=repr)
+def test_vmap_some_tensors_unbatched(spec, device):
+    """Each tensor argument left unbatched in turn (shared by every sample):
+    refused where it is written in place (as PyTorch's in-place ops refuse
+    it), else each sample sees it."""
+    samples = _samples(spec, device)
+    positions = _tensor_positions(samples[0])
+    names = spec.argument_names()
+    for shared in positions:
+        if len(positions) == 1:
+            break
+        batched = set(positions) - {shared}
+        with torch.no_grad():
+            if names[shared] in spec.mutates:
+                with pytest.raises(RuntimeError, match=rf"my_ops.{spec.name}: under vmap, argument "
+                                                       rf"'{names[shared]}' is written in place but is not batched"):
+                    _vmap_call(spec, "api", samples, batched, 0)
+                continue
+            result, args = _vmap_call(spec, "api", samples, batched, 0)
+        _check(spec, samples, batched, 0, result, args)
+
+
+@pytest.mark.parametrize("spec", specs.where(row_wise=True), ids=repr)
+def test_vmap_runs_row_wise_ops_once(spec, device):
+    """A batch over the rows runs the op once over all of them (no per-sample
+    loop: PyTorch's fallback, or the rule's own for other batchings)."""
+    samples = _samples(spec, device)
+    names = spec.argument_names()
+    rows = [i for i in _tensor_positions(samples[0]) if names[i] not in ("weight",)]
+    with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        _vmap_call(spec, "torch.ops", samples, set(rows), 0)
+    calls = [e for e in prof.events() if e.name == f"my_ops::{spec.name}"]
+    if spec.name == "rms_norm_backward":  # its weight gradient sums over rows: once per sample
+        assert len(calls) == BATCH + 1, [e.name for e in calls]
+    else:  # the call vmap sees, and the one its rule makes
+        assert len(calls) == 2, [e.name for e in calls]
+
+
+def test_vmap_of_an_empty_batch(device):
+    """A batch of no samples: an empty result of the per-sample shape."""
+    import my_ops
+
+    x = torch.randn(0, 3, 8, device=device)
+    w = torch.randn(0, 8, device=device)  # batched weight: the per-sample road
+    with torch.no_grad():
+        out = torch.vmap(my_ops.rms_norm, in_dims=(0, 0, None))(x, w, 1e-6)
+    assert out.shape == (0, 3, 8)
