@@ -24,7 +24,7 @@ _FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 # (shape inference). Mixing them is refused by `like=`.
 _DEVICES = ("cpu", "cuda", "meta")
 # The float dtypes wider than each (holding each of its values), narrowest first: `like_or_wider=`.
-_WIDER = {torch.float16: (torch.float32, torch.float64), torch.bfloat16: (torch.float32, torch.float64),
+WIDER = {torch.float16: (torch.float32, torch.float64), torch.bfloat16: (torch.float32, torch.float64),
           torch.float32: (torch.float64,)}
 
 
@@ -126,7 +126,7 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict) -> None:
         ref = args.get(c.ref)
         r = c.ref
         if c.key in ("like", "like_or_wider"):
-            wider = _WIDER.get(ref.dtype, ()) if c.key == "like_or_wider" else ()
+            wider = WIDER.get(ref.dtype, ()) if c.key == "like_or_wider" else ()
             also = f" or a wider float dtype ({', '.join(map(str, wider))})" if wider else ""
             _check(t.dtype == ref.dtype or t.dtype in wider, lambda: f"my_ops.{op}: expected {n} to have "
                          f"the same dtype as {r} ({ref.dtype}){also}, but got {t.dtype}")

@@ -26,7 +26,7 @@ import triton
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
-from . import _formulas, _runtime
+from . import _formulas, _rules, _runtime
 from . import _torch_compat as compat
 from ._rms_norm_triton_kernels import MAX_HIDDEN, _backward_kernel, _forward_kernel, _layout
 from .families.rms_norm import _eps, _rms_norm_backward_math, _rms_norm_setup
@@ -79,6 +79,11 @@ def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | No
                  f"on {t.device}; on the CPU use my_ops.rms_norm")
         if t.device != x.device:
             fail(f"expected {name} to be on the same device as x ({x.device}), but got {t.device}")
+    # the weight as my_ops.rms_norm takes it: x's dtype or wider (a float32 weight beside bf16 x)
+    wider = _rules.WIDER.get(x.dtype, ())
+    if weight.dtype != x.dtype and weight.dtype not in wider:
+        also = f" or a wider float dtype ({', '.join(map(str, wider))})" if wider else ""
+        fail(f"expected weight to have the same dtype as x ({x.dtype}){also}, but got {weight.dtype}")
     if x.dim() < 1:
         fail("expected x to have at least 1 dimension, but got a 0-D tensor")
     if weight.dim() != 1 or weight.shape[0] != x.shape[-1]:
@@ -191,7 +196,8 @@ def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tens
     """RMSNorm over the last dimension as Triton kernels: ``x / sqrt(mean(x**2, -1) + eps) * weight``.
 
     The same op as my_ops.rms_norm, for CUDA tensors: x is [..., hidden]
-    (hidden <= 65536), weight is [hidden] (any of the float dtypes).
+    (hidden <= 65536), weight is [hidden] (x's dtype or a wider float
+    dtype, as in my_ops.rms_norm).
     Statistics in float32 (float64 for float64 inputs); eps=None is that
     dtype's machine epsilon. Differentiable in x and weight (higher orders
     through torch ops); forward-mode AD is refused, as in my_ops.rms_norm.

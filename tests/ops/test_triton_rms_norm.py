@@ -214,11 +214,26 @@ def test_forward_mode_ad_refused():
     (lambda: OPS.triton_rms_norm_backward(torch.empty(2, 7, device="meta"), torch.empty(2, 8, device="meta"),
                                           torch.empty(8, device="meta"), 1e-6),
      r"my_ops.triton_rms_norm_backward: expected grad_out to have the same shape as x \[2, 8\], but got \[2, 7\]"),
-], ids=["weight shape", "dtype", "long rows", "0-D", "eps", "grad_out shape"])
+    (lambda: my_ops.triton_rms_norm(torch.empty(2, 8, device="meta"), torch.empty(8, device="meta", dtype=torch.bfloat16)),
+     r"my_ops.triton_rms_norm: expected weight to have the same dtype as x \(torch.float32\) or a wider float "
+     r"dtype \(torch.float64\), but got torch.bfloat16"),
+], ids=["weight shape", "dtype", "long rows", "0-D", "eps", "grad_out shape", "narrower weight"])
 def test_bad_input(call, message):
     """Checked in the op's body, which is also its fake kernel: meta tensors (shape inference) hit the same checks."""
     with pytest.raises(RuntimeError, match=message):
         call()
+
+
+@pytest.mark.parametrize("x_dtype, weight_dtype", [(torch.float32, torch.bfloat16), (torch.float64, torch.float32),
+                                                   (torch.float16, torch.bfloat16), (torch.bfloat16, torch.float16)])
+def test_weight_dtypes_as_my_ops_rms_norm(x_dtype, weight_dtype):
+    """A weight narrower than x (or as wide, another dtype) is refused with my_ops.rms_norm's message."""
+    x, weight = torch.empty(2, 8, device="meta", dtype=x_dtype), torch.empty(8, device="meta", dtype=weight_dtype)
+    with pytest.raises(RuntimeError) as cuda_c:
+        my_ops.rms_norm(x, weight)
+    with pytest.raises(RuntimeError) as triton:
+        my_ops.triton_rms_norm(x, weight)
+    assert str(triton.value) == str(cuda_c.value).replace("my_ops.rms_norm:", "my_ops.triton_rms_norm:")
 
 
 @pytest.mark.skipif(INTERPRET, reason="the interpreter runs the kernels on CPU tensors")
