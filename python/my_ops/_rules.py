@@ -120,9 +120,24 @@ def check(op: str, *args) -> None:
                     _fail(op, f"expected {p.name} to be {expected}, but got '{a}'")
 
 
-def _check_tensor(op: str, p: Param, t: Tensor, args: dict) -> None:
+# The clauses about memory: which elements a call writes and reads.
+_MEMORY = ("written", "apart", "apart_or_same")
+
+
+def check_memory(op: str, *args) -> None:
+    """The memory clauses alone, on tensors whose parts the op is then called
+    on one by one (vmap's per-sample road): each call sees only its part."""
+    by_name = {p.name: a for p, a in zip(RULES[op], args)}
+    for p, a in zip(RULES[op], args):
+        if p.is_tensor and isinstance(a, Tensor):
+            _check_tensor(op, p, a, by_name, keys=_MEMORY)
+
+
+def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
     n = p.name
     for c in p.clauses:
+        if keys is not None and c.key not in keys:
+            continue
         ref = args.get(c.ref)
         r = c.ref
         if c.key in ("like", "like_or_wider"):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import _torch_compat
+from . import _rules, _torch_compat
 
 
 def _batch_size(args, in_dims) -> int:
@@ -45,15 +45,22 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
     arguments = _torch_compat.schema(op).arguments
     written = tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write)
     mutating = bool(written)
+    checked = name in _rules.RULES  # (the Triton ops check their arguments in their own body)
+    tensors = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
+
+    def sample(args, in_dims, i):
+        return [a.select(d, i) if d is not None else a for a, d in zip(args, in_dims)]
 
     def per_sample(args, in_dims):
-        def sample(i):
-            return [a.select(d, i) if d is not None else a for a, d in zip(args, in_dims)]
-
         size = _batch_size(args, in_dims)
         if mutating:
+            # each call sees its sample alone: whether samples overlap (an
+            # expanded x, x and residual views of one buffer) is asked here
+            if checked:
+                _rules.check_memory(name, *[a.movedim(d, 0) if d is not None else a
+                                            for a, d in zip(args, in_dims)])
             for i in range(size):
-                op(*sample(i))
+                op(*sample(args, in_dims, i))
             return None, None
         if size == 0:  # the outputs' shapes from a sample of zeros
             one = op(*[a.new_zeros(a.shape[:d] + a.shape[d + 1:]) if d is not None else a
@@ -61,7 +68,7 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
             outs = one if isinstance(one, tuple) else (one,)
             empty = tuple(o.new_empty((0, *o.shape)) for o in outs)
             return (empty, (0,) * len(empty)) if isinstance(one, tuple) else (empty[0], 0)
-        results = [op(*sample(i)) for i in range(size)]
+        results = [op(*sample(args, in_dims, i)) for i in range(size)]
         if isinstance(results[0], tuple):
             return tuple(torch.stack(out) for out in zip(*results)), (0,) * len(results[0])
         return torch.stack(results), 0
@@ -69,6 +76,11 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
     def rule(info, in_dims, *args):
         in_dims = tuple(in_dims) + (None,) * (len(args) - len(in_dims))
         _refuse_unbatched_writes(name, arguments, args, in_dims, written)
+        if checked and info.batch_size > 0 and all(isinstance(args[i], Tensor) for i in tensors):
+            # the rules on one sample first, so that a refusal names the
+            # shapes a sample has (and a sample that is not rows, such as a
+            # 0-D x, is refused before its batch is taken for its rows)
+            _rules.check(name, *sample(args, in_dims, 0))
         if not rows or any(d is not None for i, d in enumerate(in_dims) if i not in rows):
             return per_sample(args, in_dims)
         # the batch as one more leading dimension of every row argument

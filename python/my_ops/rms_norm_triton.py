@@ -28,6 +28,7 @@ from torch.library import triton_op, wrap_triton
 
 from . import _formulas, _rules, _runtime
 from . import _torch_compat as compat
+from ._vmap import register_batching
 from ._rms_norm_triton_kernels import MAX_HIDDEN, _backward_kernel, _forward_kernel, _layout
 from .families.rms_norm import _eps, _rms_norm_backward_math, _rms_norm_setup
 
@@ -158,6 +159,8 @@ def _autograd_backward(ctx, grad: Tensor):
 _setup_double, _double_backward = _formulas._vjp_formula(_rms_norm_backward_math, tensor_args=3)
 torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_rms_norm_setup)
 torch.library.register_autograd("my_ops::triton_rms_norm_backward", _double_backward, setup_context=_setup_double)
+register_batching(_runtime._lib, "triton_rms_norm", rows=(0,))
+register_batching(_runtime._lib, "triton_rms_norm_backward")  # (the weight gradient sums over rows)
 
 
 def _function(op, setup, formula) -> type[torch.autograd.Function]:

@@ -336,3 +336,20 @@ def test_no_graph_breaks(impl):
     explanation = torch._dynamo.explain(lambda a, b: fn(a, b, 1e-6) * 2)(x, weight)
     assert explanation.graph_break_count == 0, explanation.break_reasons
     assert explanation.graph_count == 1
+
+
+@needs_kernels
+def test_vmap_runs_the_kernels_batched():
+    """vmap through the op's vmap rule: a batch of rows in one call, a batched
+    weight once per sample, per-sample gradients; against the reference."""
+    x = make_input((3, 4, 64), torch.float32, DEVICE)
+    weight = make_input((64,), torch.float32, DEVICE, low=0.5, high=1.5)
+    weights = make_input((3, 64), torch.float32, DEVICE, low=0.5, high=1.5)
+    assert_matches(torch.vmap(lambda v: my_ops.triton_rms_norm(v, weight))(x),
+                   reference.rms_norm(x, weight, 1e-6), torch.float32)
+    assert_matches(torch.vmap(my_ops.triton_rms_norm)(x, weights),
+                   torch.stack([reference.rms_norm(x[i], weights[i], 1e-6) for i in range(3)]), torch.float32)
+    x64, w64 = x.double(), weight.double()
+    grads = torch.vmap(torch.func.grad(lambda v: my_ops.triton_rms_norm(v, w64).sum()))(x64)
+    want = torch.vmap(torch.func.grad(lambda v: reference.rms_norm(v, w64, 1e-6).sum()))(x64)
+    assert_matches(grads, want, torch.float64, scale=10)

@@ -122,3 +122,49 @@ def test_vmap_of_an_empty_batch(device):
     with torch.no_grad():
         out = torch.vmap(my_ops.rms_norm, in_dims=(0, 0, None))(x, w, 1e-6)
     assert out.shape == (0, 3, 8)
+
+
+def test_vmap_refuses_samples_that_are_not_rows(device):
+    """A batch of 0-D samples is not a batch of rows: refused as the op
+    refuses a 0-D x (the batch is not taken for the hidden dimension)."""
+    import my_ops
+
+    x, w = torch.randn(4, device=device), torch.randn(4, device=device)
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected x to have at least 1 dimension"):
+        torch.vmap(my_ops.rms_norm, in_dims=(0, None))(x, w)
+    with pytest.raises(RuntimeError, match=r"my_ops.silu_and_mul: expected x to have at least 1 dimension"):
+        torch.vmap(my_ops.silu_and_mul)(torch.randn(6, device=device))
+
+
+def test_vmap_refusals_name_the_shapes_of_a_sample(device):
+    import my_ops
+
+    with pytest.raises(RuntimeError, match=r"my_ops.mul: expected b to have the same shape as a \[4\], but got \[5\]"):
+        torch.vmap(my_ops.mul)(torch.randn(3, 4, device=device), torch.randn(3, 5, device=device))
+
+
+def test_vmap_per_sample_writes_must_not_overlap(device):
+    """With a batched weight the in-place op runs once per sample; samples
+    that share memory (an expanded x, x and residual views of one buffer) are
+    refused first, as a single call over the batch refuses them."""
+    import my_ops
+
+    B, H = 3, 8
+    w = torch.randn(B, H, device=device)
+
+    def run(x, r):
+        def fused(x, r, w) -> None:
+            my_ops.fused_add_rms_norm(x, r, w)
+
+        torch.vmap(fused, out_dims=None)(x, r, w)
+
+    x = torch.randn(H, device=device).expand(B, H)
+    residual = torch.randn(B, H, device=device)
+    before = residual.clone()
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: x is written in place, so its elements "
+                                           r"must not share memory"):
+        run(x, residual)
+    assert torch.equal(residual, before), "written before refusing"
+    base = torch.randn(B + 1, H, device=device)
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: x and residual must not share memory"):
+        run(base[:B], base[1:])
