@@ -18,7 +18,6 @@ import torch.nn.functional as F
 import my_ops
 from my_ops import _runtime as runtime
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/
 from bench_host import per_call_us as _timed  # noqa: E402
 

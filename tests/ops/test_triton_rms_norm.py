@@ -21,8 +21,8 @@ pytest.importorskip("triton", reason="my_ops.triton_rms_norm needs Triton")
 
 import my_ops  # noqa: E402
 import my_ops.rms_norm_triton  # noqa: E402,F401  (registers my_ops::triton_rms_norm, as my_ops.triton_rms_norm's first use does)
-from my_ops import reference  # noqa: E402
 from conftest import assert_matches, make_input  # noqa: E402
+from my_ops import reference  # noqa: E402
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 CUDA = torch.cuda.is_available()
