@@ -35,11 +35,9 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_rms_norm as sweeps  # noqa: E402
-import providers  # noqa: E402
-from common import (Row, check_against, copy_bandwidth, dtype_name, finish, input_sets,  # noqa: E402
-                    time_call, write_csv)
-
 import my_ops  # noqa: E402
+import providers  # noqa: E402
+from common import Row, check_against, copy_bandwidth, dtype_name, finish, input_sets, time_call, write_csv  # noqa: E402
 from my_ops import reference  # noqa: E402
 
 FAMILY = "rms_norm_3ways"
@@ -184,7 +182,8 @@ def plot(rows: list[Row], path: Path) -> None:
     dense = [r for r in rows if r.mode == "fwd" and r.dtype == "bfloat16" and "/" not in r.shape
              and r.shape.count("x") == 1]
     for ax, (label, pick, key) in zip(axes, [
-            ("hidden size (32768 rows, bf16, forward)", lambda s: s.startswith("32768x"), lambda s: int(s.split("x")[1])),
+            ("hidden size (32768 rows, bf16, forward)", lambda s: s.startswith("32768x"),
+             lambda s: int(s.split("x")[1])),
             ("rows (hidden 4096, bf16, forward)", lambda s: s.endswith("x4096"), lambda s: int(s.split("x")[0]))]):
         for provider in dict.fromkeys(r.provider for r in dense):
             points = sorted((key(r.shape), r.pct_of_copy) for r in dense if r.provider == provider and pick(r.shape))
@@ -232,7 +231,8 @@ def main() -> int:
     write_csv(rows, args.csv, append=True)
     print(f"device: {device_name}; torch {torch.__version__}; liger: {providers.HAVE_LIGER}; "
           f"copy bandwidth {copy_gbps:.0f} GB/s; rows appended to {args.csv}")
-    print(f"{'mode':<16}{'dtype':<10}{'shape':<16}{'provider':<12}{'us':>11}{'GB/s':>8}{'%copy':>7}{'vs eager':>9}  note")
+    print(f"{'mode':<16}{'dtype':<10}{'shape':<16}{'provider':<12}{'us':>11}{'GB/s':>8}{'%copy':>7}"
+          f"{'vs eager':>9}  note")
     for r in rows:
         print(f"{r.mode:<16}{r.dtype:<10}{r.shape:<16}{r.provider:<12}{r.time_us:>11.1f}{r.gbps:>8.0f}"
               f"{r.pct_of_copy:>7.1f}{r.speedup_vs_baseline:>9.2f}  {r.timing} {r.note}")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command (2): every test. Sets up .venv/ and the wheel as command (1)
-# does, installs the wheel, lints the workflows and scripts, runs the
+# does, installs the wheel, lints the workflows, scripts and code, runs the
 # workflows' job graph with act, then the test suite (CUDA tests run where a
 # GPU is present and are skipped elsewhere).
 set -euo pipefail

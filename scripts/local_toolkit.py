@@ -57,7 +57,8 @@ def assemble_debian(cuda: str, spec: dict, prefix: Path) -> Path:
         sources = target / "sources.list"
         sources.write_text(f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
                            f"http://deb.debian.org/debian {spec['suite']} main contrib non-free\n")
-        apt = ["apt-get", "-q", "-o", f"Dir::Etc::SourceList={sources}", "-o", f"Dir::Etc::SourceParts={target / 'no-parts'}",
+        apt = ["apt-get", "-q", "-o", f"Dir::Etc::SourceList={sources}",
+               "-o", f"Dir::Etc::SourceParts={target / 'no-parts'}",
                "-o", f"Dir::State::Lists={lists}", "-o", f"Dir::Etc::Preferences={target / 'no-parts' / 'none'}",
                "-o", f"Dir::Etc::PreferencesParts={target / 'no-parts'}", "-o", "APT::Sandbox::User=root"]
         subprocess.run([*apt, "update"], check=True, stdout=sys.stderr)  # stdout is the answer

@@ -15,9 +15,10 @@ import torch
 import torch.nn.functional as F
 
 import my_ops
-from my_ops import _runtime as runtime
-from my_ops import _torch_compat as compat  # the private torch names the runtime uses
-
+from my_ops import (
+    _runtime as runtime,
+    _torch_compat as compat,  # the private torch names the runtime uses
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/
 from bench_host import per_call_us as _timed  # noqa: E402

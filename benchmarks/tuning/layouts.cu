@@ -94,15 +94,16 @@ template <int NV, int kMax> void held(const Shape &s) {
     char name[64];
     std::snprintf(name, sizeof name, "held NV=%d x %d threads (max %d)", NV, threads, kMax);
     const float us = time_us([&] {
-        held_kernel<bf16, bf16, NV, kMax><<<rows_grid(s.rows), threads>>>(s.x, s.hidden, s.weight, s.y,
-                                                                    s.rows, s.hidden, 1e-6f);
+        held_kernel<bf16, bf16, NV, kMax>
+            <<<rows_grid(s.rows), threads>>>(s.x, s.hidden, s.weight, s.y, s.rows, s.hidden, 1e-6f);
     });
     s.report("rms", name, us, 2, max_diff(s.y, s.y_launcher, s.n()));
     // in place on y, with x as the residual: values stay bounded
     s.report("add", name, time_us([&] {
                  held_add_kernel<bf16, bf16, NV, kMax><<<rows_grid(s.rows), threads>>>(
                      s.y, s.hidden, s.residual, s.hidden, s.weight, s.rows, s.hidden, 1e-6f);
-             }), 4, 0);
+             }),
+             4, 0);
 }
 
 // One layout of the covering-vector kernels (odd widths), persistent grid.
@@ -111,20 +112,22 @@ template <int NV, int kMax> void covering(const Shape &s) {
     const int threads = threads_for(nvec, NV);
     if (int64_t(NV) * kMax < nvec || threads > kMax) return;
     const size_t shared = size_t(nvec) * 16;
-    const int64_t resident = resident_blocks(unaligned_kernel<bf16, bf16, NV, kMax>, threads, shared);
+    const int64_t resident =
+        resident_blocks(unaligned_kernel<bf16, bf16, NV, kMax>, threads, shared);
     const unsigned grid = unsigned(s.rows <= resident ? s.rows : resident / 8 * 8);
     char name[64];
     std::snprintf(name, sizeof name, "covering NV=%d x %d (max %d), %u blocks", NV, threads, kMax,
                   grid);
     const float us = time_us([&] {
-        unaligned_kernel<bf16, bf16, NV, kMax><<<grid, threads, shared>>>(s.x, s.hidden, s.weight, s.y,
-                                                                    s.rows, s.hidden, 1e-6f);
+        unaligned_kernel<bf16, bf16, NV, kMax>
+            <<<grid, threads, shared>>>(s.x, s.hidden, s.weight, s.y, s.rows, s.hidden, 1e-6f);
     });
     s.report("rms", name, us, 2, max_diff(s.y, s.y_launcher, s.n()));
     s.report("add", name, time_us([&] {
                  unaligned_add_kernel<bf16, bf16, NV, kMax><<<grid, threads, shared>>>(
                      s.y, s.hidden, s.residual, s.hidden, s.weight, s.rows, s.hidden, 1e-6f);
-             }), 4, 0);
+             }),
+             4, 0);
 }
 
 template <typename... L> void sweep(const Shape &s, bool odd, Layouts<L...>) {
@@ -138,23 +141,26 @@ int main() {
     const int64_t elements = int64_t(32768) * 4096;  // 256 MiB of bf16 per tensor
     for (const int64_t hidden : {4096, 8192, 4097, 2881, 1031, 8193, 14337, 127}) {
         Shape s{elements / hidden, hidden};
-        for (bf16 **p : {&s.x, &s.residual, &s.y, &s.y_launcher}) CHECK(cudaMalloc(p, s.n() * 2 + 64));
+        for (bf16 **p : {&s.x, &s.residual, &s.y, &s.y_launcher})
+            CHECK(cudaMalloc(p, s.n() * 2 + 64));
         CHECK(cudaMalloc(&s.weight, hidden * 2));
         fill<<<1024, 256>>>(s.x, s.n(), 1);
         fill<<<1024, 256>>>(s.residual, s.n(), 2);
         fill<<<64, 256>>>(s.weight, hidden, 3);
         const bool odd = hidden % 8 != 0;
-        std::printf("[%ld, %ld] bf16%s\n", s.rows, hidden, odd ? " (odd width: covering vectors)" : "");
+        std::printf("[%ld, %ld] bf16%s\n", s.rows, hidden,
+                    odd ? " (odd width: covering vectors)" : "");
         const float us = time_us([&] {
-            rms_norm_rows<bf16, bf16, false>(s.x, hidden, nullptr, 0, s.weight, s.y_launcher, s.rows, hidden,
-                                       1e-6, nullptr);
+            rms_norm_rows<bf16, bf16, false>(s.x, hidden, nullptr, 0, s.weight, s.y_launcher,
+                                             s.rows, hidden, 1e-6, nullptr);
         });
         s.report("rms", "launcher", us, 2, 0);
         CHECK(cudaMemcpy(s.y, s.x, s.n() * 2, cudaMemcpyDeviceToDevice));
         s.report("add", "launcher", time_us([&] {
-                     rms_norm_rows<bf16, bf16, true>(s.y, hidden, s.residual, hidden, s.weight, s.y, s.rows,
-                                               hidden, 1e-6, nullptr);
-                 }), 4, 0);
+                     rms_norm_rows<bf16, bf16, true>(s.y, hidden, s.residual, hidden, s.weight, s.y,
+                                                     s.rows, hidden, 1e-6, nullptr);
+                 }),
+                 4, 0);
         if (odd)
             sweep(s, true, UnalignedLayouts{});
         else

@@ -174,7 +174,8 @@ def main() -> int:
                       and expected[w.name][0] in members and expected[w.name][1] == platform]
             bundle = label_free(wheel, others, args.out / f"bundle-{platform}")
             manifest[bundle.name] = sha256(bundle)
-            print(f"label-free wheel for {platform}: {bundle.name} (from {', '.join(w.name for w in [wheel, *others])})")
+            print(f"label-free wheel for {platform}: {bundle.name} "
+                  f"(from {', '.join(w.name for w in [wheel, *others])})")
     text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
     if args.manifest:
         args.manifest.write_text(text + "\n")

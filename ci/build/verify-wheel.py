@@ -45,7 +45,8 @@ import macho  # noqa: E402
 import matrix  # noqa: E402
 import pe  # noqa: E402
 
-FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|libnvrtc|libcublas|libnvToolsExt|libgomp|torch_|c10_|cudart|nvrtc)[^/]*\.(so|dll|dylib)", re.I)
+FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|libnvrtc|libcublas|libnvToolsExt|libgomp"
+                                 r"|torch_|c10_|cudart|nvrtc)[^/]*\.(so|dll|dylib)", re.I)
 # What a macOS library may load: the system's libraries, and _C its libmy_ops.
 MACOS_SYSTEM_LIBRARY = re.compile(r"(/usr/lib/|/System/Library/|@rpath/libmy_ops\.dylib$)")
 WHEEL_NAME = re.compile(r"^my_ops-(?P<version>[^-]+)-(?P<python>cp\d+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")

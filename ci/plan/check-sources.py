@@ -70,7 +70,8 @@ def torch_wheel_problem(version: str, label: str, from_pypi: bool, platform: str
     local = "" if from_pypi else rf"\+{label}"
     page = f"{PYPI_SIMPLE}/torch/" if not local else f"{TORCH_INDEX}/{label}/torch/"
     # (an optional build number; the ABI tag "none" of torch 2.10's macOS wheels)
-    pattern = re.compile(rf"torch-{re.escape(version)}{local}(-\d+)?-{tag}-({tag}|none)-{WHEEL_PLATFORM[platform]}\.whl$")
+    pattern = re.compile(rf"torch-{re.escape(version)}{local}(-\d+)?-{tag}-({tag}|none)-"
+                         rf"{WHEEL_PLATFORM[platform]}\.whl$")
     try:
         files = wheel_files(page)
     except (urllib.error.URLError, OSError) as error:

@@ -440,8 +440,6 @@ def main() -> int:
     torch_wheels = every_torch_wheel()
     checks = Checks()
     data = matrix.load()
-    push_pairs = matrix.all_pairs(data)
-    pr_pairs = [p for p in push_pairs if p.name in data["pull_request"]["pairs"]]
 
     def expected(event: str, job: str) -> int:
         return len(matrix.gha_matrix(event, job, data)["include"])
@@ -449,7 +447,8 @@ def main() -> int:
     head = {"repo": {"full_name": "my-ops/my_ops"}, "ref": "feature", "sha": "0" * 40}
     scenarios = {
         "pull-request": ("pull_request", "wheels.yml",
-                         {"pull_request": {"head": head, "base": {"ref": "main", "repo": {"full_name": "my-ops/my_ops"}},
+                         {"pull_request": {"head": head,
+                                           "base": {"ref": "main", "repo": {"full_name": "my-ops/my_ops"}},
                                            "number": 1}}, {}),
         "fork-pull-request": ("pull_request", "wheels.yml",
                               {"pull_request": {"head": {**head, "repo": {"full_name": "someone/my_ops"}},
@@ -465,8 +464,10 @@ def main() -> int:
         "tag-fetch-fails": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
                             {"INJECT_FAIL_FETCH": "1"}),
         # the failures ci/plan/check-sources.py, ci/plan/preflight.py, ci/test/gpu-watchdog.py and the seal must catch
-        "tag-torch-missing": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
-        "tag-pages-refuses": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
+        "tag-torch-missing": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                              {}),
+        "tag-pages-refuses": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                              {}),
         "tag-gpu-stuck": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
         "tag-rogue-wheel": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
                             {"INJECT_ROGUE_WHEEL": "1"}),
@@ -489,7 +490,8 @@ def main() -> int:
         c = lambda ok, what: checks.check(name, ok, what)  # noqa: E731
         ran = lambda prefix, result=None: job_names(run, prefix, result)  # noqa: E731
         tested = [r for r in run["records"] if r["kind"] == "tested"]
-        published = [r for r in run["records"] if r["kind"] == "step" and r["step"] == "ci/release/publish-github-release.sh"]
+        published = [r for r in run["records"]
+                     if r["kind"] == "step" and r["step"] == "ci/release/publish-github-release.sh"]
         pypi = [r for r in run["records"] if r.get("action") == "gh-action-pypi-publish"]
         pages = [r for r in run["records"] if r.get("action") == "upload-pages-artifact"]
         if name in ("pull-request", "fork-pull-request", "push-main"):
@@ -508,15 +510,18 @@ def main() -> int:
             c(gpu == want_gpu, f"{want_gpu} GPU test jobs ({'none: a fork' if not want_gpu else 'same repository'})")
             c(bool(ran("gpu-watchdog")) == (name != "fork-pull-request"), "the GPU watchdog runs iff GPU jobs do")
             verified = [r for r in run["records"] if r["kind"] == "verified"]
-            c(len(verified) == 1 and verified[0]["ok"], "the default build's real wheel passes ci/build/verify-wheel.py")
+            c(len(verified) == 1 and verified[0]["ok"],
+              "the default build's real wheel passes ci/build/verify-wheel.py")
         elif name == "windows-build-fails":
             c(run["returncode"] != 0, "the run fails")
-            c(ran("build-windows", "failed") != [] and len(ran("build-linux", "succeeded")) == expected("push", "build-linux"),
+            c(ran("build-windows", "failed") != []
+              and len(ran("build-linux", "succeeded")) == expected("push", "build-linux"),
               "the Windows cu130 build fails, every Linux build succeeds")
             broken = [e for e in matrix.gha_matrix("push", "test-cpu", data)["include"]
                       if e["build"] in ("cu130", "bundle") and e["platform"] == "windows"]
             c(len(tested) == expected("push", "test-cpu") - len(broken),
-              f"every other pair is still tested ({len(tested)}); only the {len(broken)} that need the missing wheel fail")
+              f"every other pair is still tested ({len(tested)}); "
+              f"only the {len(broken)} that need the missing wheel fail")
             c(len(ran("test-cpu", "failed")) == len(broken), "the CPU tests of the missing wheel fail, clearly")
         elif name in ("tag", "nightly"):
             kind = "release" if name == "tag" else "nightly"
@@ -568,7 +573,8 @@ def main() -> int:
             sums = sorted(p.name for p in (release / "dist").glob("SHA256SUMS*"))
             c(sums == (["SHA256SUMS"] if kind == "release" else [f"SHA256SUMS-{sdists[0][7:-7]}"] if sdists else []),
               f"checksums named for the {kind} ({sums})")
-            c(bool(list((release / "dist").glob("*.whl.metadata"))), "PEP 658 metadata files go with the release assets")
+            c(bool(list((release / "dist").glob("*.whl.metadata"))),
+              "PEP 658 metadata files go with the release assets")
             if kind == "release":
                 earlier = site / "whl" / "torch2.10" / "cu126" / "my-ops" / "index.html"
                 c(earlier.is_file() and "/releases/download/v0.9.0/my_ops-0.9.0%2Bcu126" in earlier.read_text(),

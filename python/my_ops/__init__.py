@@ -51,6 +51,7 @@ if _torch_problem is None:
     else:
         _libraries.load_extension(library, __name__)
     from . import families, modules, reference  # noqa: F401
+
     # The public names: each op family's __all__ (my_ops/families/<family>.py),
     # one line per family, written out so that IDEs and type checkers see them.
     from .families.act_and_mul import *  # noqa: F403

@@ -72,12 +72,14 @@ def why_not(library: Library, torch_version: str, torch_cuda: str | None, torch_
     if torch_hip:
         return f"this torch is a ROCm build (HIP {torch_hip}), and my_ops has no ROCm kernels"
     if library.cuda is None:
-        return None if not torch_cuda or forced else f"this torch is a CUDA {torch_cuda} build, which gets a CUDA library"
+        return (None if not torch_cuda or forced
+                else f"this torch is a CUDA {torch_cuda} build, which gets a CUDA library")
     if not torch_cuda:
         return f"it has CUDA {info.cuda_version} kernels, but this torch is a CPU-only build"
     wanted = tuple(int(p) for p in torch_cuda.split(".")[:2])
     if library.cuda[0] != wanted[0]:
-        return f"it is built with CUDA {library.cuda[0]}.{library.cuda[1]}, another major version than torch's {torch_cuda}"
+        return (f"it is built with CUDA {library.cuda[0]}.{library.cuda[1]}, "
+                f"another major version than torch's {torch_cuda}")
     if library.cuda > wanted:
         return f"it is built with CUDA {library.cuda[0]}.{library.cuda[1]}, newer than torch's {torch_cuda}"
     return None

@@ -12,8 +12,16 @@ from torch import Tensor
 
 from . import _torch_compat as _compat
 from ._arguments import reraise_explained
-from ._runtime import (_AUTOGRAD_KERNEL, _BelowAutograd, _after_autograd, _inference_mode, _is_compiling, _lib,
-                       _ops, _refuse_forward_ad)
+from ._runtime import (
+    _AUTOGRAD_KERNEL,
+    _after_autograd,
+    _BelowAutograd,
+    _inference_mode,
+    _is_compiling,
+    _lib,
+    _ops,
+    _refuse_forward_ad,
+)
 
 # Without it, the mutating ops' checks run in their Python API, not in a kernel.
 _after_inplace = _compat.after_ad_inplace_or_view_keyset

@@ -14,8 +14,7 @@ import threading
 import torch
 from torch import Tensor
 
-from . import _rules
-from . import _torch_compat as _compat
+from . import _rules, _torch_compat as _compat
 from ._arguments import reraise_explained
 from ._formulas import _vjp_formula
 

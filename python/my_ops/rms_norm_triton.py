@@ -26,10 +26,9 @@ import triton
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
-from . import _formulas, _rules, _runtime
-from . import _torch_compat as compat
-from ._vmap import register_batching
+from . import _formulas, _rules, _runtime, _torch_compat as compat
 from ._rms_norm_triton_kernels import MAX_HIDDEN, _backward_kernel, _forward_kernel, _layout
+from ._vmap import register_batching
 from .families.rms_norm import _eps, _rms_norm_backward_math, _rms_norm_setup
 
 __all__ = ["triton_rms_norm"]

@@ -76,9 +76,9 @@ struct Backward {
 };
 
 Backward prepare_backward(const Tensor &grad_out, const Tensor &x) {
-    return {rows_in_place(grad_out), rows_in_place(x),
-            api::empty(api::sizes_of(x), x.scalar_type(), x), x.size(-1) / 2, rows_of(x),
-            kernel_dtype(x)};
+    return {
+        rows_in_place(grad_out), rows_in_place(x), api::empty(api::sizes_of(x), x.scalar_type(), x),
+        x.size(-1) / 2,          rows_of(x),       kernel_dtype(x)};
 }
 
 Tensor act_and_mul_backward_cpu(const OpRules &op, my_ops_activation act, const Tensor &grad_out,
@@ -95,15 +95,14 @@ Tensor act_and_mul_backward_cpu(const OpRules &op, my_ops_activation act, const 
 }
 
 #ifdef MY_OPS_WITH_CUDA
-Tensor act_and_mul_backward_cuda(const OpRules &op, my_ops_activation act,
-                                 const Tensor &grad_out, const Tensor &x) {
+Tensor act_and_mul_backward_cuda(const OpRules &op, my_ops_activation act, const Tensor &grad_out,
+                                 const Tensor &x) {
     Backward b = prepare_backward(grad_out, x);
     if (b.grad_x.numel() == 0) return b.grad_x;
     run_cuda(op, x, [&](void *stream) {
-        return my_ops_act_and_mul_backward_cuda(b.dt, act, b.gr.tensor.const_data_ptr(),
-                                                b.gr.stride, b.xr.tensor.const_data_ptr(),
-                                                b.xr.stride, b.grad_x.mutable_data_ptr(), b.rows,
-                                                b.d, stream);
+        return my_ops_act_and_mul_backward_cuda(
+            b.dt, act, b.gr.tensor.const_data_ptr(), b.gr.stride, b.xr.tensor.const_data_ptr(),
+            b.xr.stride, b.grad_x.mutable_data_ptr(), b.rows, b.d, stream);
     });
     return b.grad_x;
 }
@@ -177,13 +176,11 @@ MY_OPS_IMPL(CUDA, m) {
 #else
 MY_OPS_IMPL(CUDA, m) {
     using namespace my_ops;
-    m.impl("silu_and_mul",
-           MY_OPS_NO_CUDA_KERNEL(silu_and_mul_op, silu_and_mul<act_and_mul_cpu>));
+    m.impl("silu_and_mul", MY_OPS_NO_CUDA_KERNEL(silu_and_mul_op, silu_and_mul<act_and_mul_cpu>));
     m.impl("silu_and_mul_backward",
            MY_OPS_NO_CUDA_KERNEL(silu_and_mul_backward_op,
                                  silu_and_mul_backward<act_and_mul_backward_cpu>));
-    m.impl("gelu_and_mul",
-           MY_OPS_NO_CUDA_KERNEL(gelu_and_mul_op, gelu_and_mul<act_and_mul_cpu>));
+    m.impl("gelu_and_mul", MY_OPS_NO_CUDA_KERNEL(gelu_and_mul_op, gelu_and_mul<act_and_mul_cpu>));
     m.impl("gelu_and_mul_backward",
            MY_OPS_NO_CUDA_KERNEL(gelu_and_mul_backward_op,
                                  gelu_and_mul_backward<act_and_mul_backward_cpu>));

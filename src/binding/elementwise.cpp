@@ -56,8 +56,7 @@ Binary binary_operands(const Tensor &a, const Tensor &b) {
 
 Unary prepare_short_kernel(const Tensor &x) {
     short_kernel_op.check({x});
-    return {api::contiguous(x), api::empty(api::sizes_of(x), x.scalar_type(), x),
-            kernel_dtype(x)};
+    return {api::contiguous(x), api::empty(api::sizes_of(x), x.scalar_type(), x), kernel_dtype(x)};
 }
 
 Tensor short_kernel_cpu(const Tensor &x) {
@@ -176,8 +175,8 @@ void add_out_cuda(const Tensor &a, const Tensor &b, Tensor out) {
 }  // namespace my_ops
 
 MY_OPS_FRAGMENT(m) {
-    for (const auto *op : {&my_ops::short_kernel_op, &my_ops::mul_op, &my_ops::muladd_op,
-                           &my_ops::add_out_op})
+    for (const auto *op :
+         {&my_ops::short_kernel_op, &my_ops::mul_op, &my_ops::muladd_op, &my_ops::add_out_op})
         m.def(op->schema());
 }
 

@@ -21,7 +21,12 @@ struct Matmul {
 Matmul prepare_matmul(const Tensor &a, const Tensor &b) {
     matmul_op.check({a, b});
     const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-    return {m, k, n, api::contiguous(a), api::contiguous(b), api::empty({m, n}, a.scalar_type(), a),
+    return {m,
+            k,
+            n,
+            api::contiguous(a),
+            api::contiguous(b),
+            api::empty({m, n}, a.scalar_type(), a),
             kernel_dtype(a)};
 }
 

@@ -62,8 +62,10 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"op_rules", op_rules, METH_NOARGS, "The argument rules of every op, one 'op<TAB>rules' line each."},
-    {"overlap", overlap, METH_VARARGS, "overlap((sizes, strides, element_size, start)[, other]) -> 0, 1 or 2"},
+    {"op_rules", op_rules, METH_NOARGS,
+     "The argument rules of every op, one 'op<TAB>rules' line each."},
+    {"overlap", overlap, METH_VARARGS,
+     "overlap((sizes, strides, element_size, start)[, other]) -> 0, 1 or 2"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -183,9 +183,9 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
                     c.ref_index = index_of(value);
                 }
             }
-            static const char *known[] = {"like", "like_or_wider", "dim>=", "dim", "shape",
-                                          "even", "rows", "written", "apart", "apart_or_same",
-                                          "eps", "one_of"};
+            static const char *known[] = {"like",  "like_or_wider", "dim>=", "dim",
+                                          "shape", "even",          "rows",  "written",
+                                          "apart", "apart_or_same", "eps",   "one_of"};
             bool ok = false;
             for (const char *k : known) ok = ok || c.key == k;
             if (!ok) bad_definition(schema, "unknown clause '" + word + "'");
@@ -256,8 +256,8 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
             // messages are built only on failure: check() runs on every call
             const auto dtype = t.scalar_type(), ref_dtype = ref->scalar_type();
             if (dtype != ref_dtype) {
-                const auto wider = c.key == "like" ? std::vector<api::ScalarType>{}
-                                                   : wider_floats(ref_dtype);
+                const auto wider =
+                    c.key == "like" ? std::vector<api::ScalarType>{} : wider_floats(ref_dtype);
                 bool ok = false;
                 std::string also;
                 for (const auto w : wider) {
@@ -290,9 +290,10 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
             }
             const auto sizes = t.sizes();
             if (!std::equal(sizes.begin(), sizes.end(), want.begin(), want.end())) {
-                const std::string why = c.fn == "last"   ? " (the last dimension of " + r + ")"
-                                        : c.fn == "half" ? " (" + r + " with its last dimension halved)"
-                                                         : std::string();
+                const std::string why = c.fn == "last" ? " (the last dimension of " + r + ")"
+                                        : c.fn == "half"
+                                            ? " (" + r + " with its last dimension halved)"
+                                            : std::string();
                 fail("expected " + n + " to have " +
                      (c.fn.empty() ? "the same shape as " + r + " " : std::string("shape ")) +
                      shape_text_of(want) + why + ", but got " + shape_text(t));
@@ -308,8 +309,9 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
         } else if (c.key == "written") {
             const my_ops_view v = view_of(t);
             if (my_ops_internal_overlap(&v) != MY_OPS_NO_OVERLAP)
-                fail(n + " is written in place, so its elements must not share memory (it looks "
-                         "like an expanded or broadcast view); pass a tensor of its own, e.g. " +
+                fail(n +
+                     " is written in place, so its elements must not share memory (it looks "
+                     "like an expanded or broadcast view); pass a tensor of its own, e.g. " +
                      n + ".clone()");
         } else if (c.key == "apart" || c.key == "apart_or_same") {
             const bool allow_same = c.key == "apart_or_same";
@@ -317,10 +319,11 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
             const my_ops_view a = view_of(*ref), b = view_of(t);
             if (my_ops_views_overlap(&a, &b) != MY_OPS_NO_OVERLAP) {
                 if (allow_same)
-                    fail(n + " overlaps " + r + " without being the same tensor; pass " + n +
-                         "=" + r + " itself or a tensor that shares no memory with it");
-                fail(r + " and " + n + " must not share memory, but they overlap; pass separate "
-                                       "tensors (e.g. " +
+                    fail(n + " overlaps " + r + " without being the same tensor; pass " + n + "=" +
+                         r + " itself or a tensor that shares no memory with it");
+                fail(r + " and " + n +
+                     " must not share memory, but they overlap; pass separate "
+                     "tensors (e.g. " +
                      n + ".clone())");
             }
         }

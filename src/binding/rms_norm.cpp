@@ -34,8 +34,7 @@ struct KernelWeight {
 };
 
 KernelWeight kernel_weight(const Tensor &x, const Tensor &weight) {
-    if (weight.scalar_type() == x.scalar_type())
-        return {api::contiguous(weight), kernel_dtype(x)};
+    if (weight.scalar_type() == x.scalar_type()) return {api::contiguous(weight), kernel_dtype(x)};
     return {api::contiguous(api::to_dtype(weight, api::ScalarType::Float)), MY_OPS_FLOAT32};
 }
 
@@ -95,8 +94,12 @@ struct Backward {
 Backward prepare_backward(const Tensor &grad_out, const Tensor &x, const Tensor &weight,
                           double eps) {
     rms_norm_backward_op.check({grad_out, x, weight, eps});
-    return {rows_in_place(grad_out), rows_in_place(x), x.size(-1), rows_of(x),
-            api::empty(api::sizes_of(x), x.scalar_type(), x), kernel_dtype(x)};
+    return {rows_in_place(grad_out),
+            rows_in_place(x),
+            x.size(-1),
+            rows_of(x),
+            api::empty(api::sizes_of(x), x.scalar_type(), x),
+            kernel_dtype(x)};
 }
 
 // The weight's gradient of rows of no elements.
@@ -173,8 +176,8 @@ std::optional<FusedAdd> prepare_fused_add(const Tensor &x, const Tensor &residua
                                           const Tensor &weight, double eps) {
     fused_add_rms_norm_op.check({x, residual, weight, eps});
     if (x.numel() == 0) return std::nullopt;
-    return FusedAdd{rows_in_place(x), rows_in_place(residual), kernel_weight(x, weight),
-                    x.size(-1), rows_of(x), kernel_dtype(x)};
+    return FusedAdd{rows_in_place(x), rows_in_place(residual), kernel_weight(x, weight), x.size(-1),
+                    rows_of(x),       kernel_dtype(x)};
 }
 
 void copy_back(const FusedAdd &f, Tensor &x, Tensor &residual) {
@@ -212,8 +215,8 @@ void fused_add_rms_norm_cuda(Tensor x, Tensor residual, const Tensor &weight, do
 }  // namespace my_ops
 
 MY_OPS_FRAGMENT(m) {
-    for (const auto *op : {&my_ops::rms_norm_op, &my_ops::rms_norm_backward_op,
-                           &my_ops::fused_add_rms_norm_op})
+    for (const auto *op :
+         {&my_ops::rms_norm_op, &my_ops::rms_norm_backward_op, &my_ops::fused_add_rms_norm_op})
         m.def(op->schema());
 }
 

@@ -84,11 +84,13 @@ inline Tensor empty(const std::vector<int64_t> &sizes, ScalarType dtype, const T
     AtenTensorHandle handle = nullptr;
     if (aoti_torch_get_device_type(like.get(), &device_type) != AOTI_TORCH_SUCCESS ||
         aoti_torch_get_device_index(like.get(), &device_index) != AOTI_TORCH_SUCCESS ||
-        aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(),
-                                 torch::stable::detail::to<int32_t>(torch::stable::detail::from(dtype)),
-                                 device_type, device_index, &handle) != AOTI_TORCH_SUCCESS)
-        throw std::runtime_error("my_ops: allocating a tensor of " + std::to_string(stride) +
-                                 " elements failed (out of memory? PyTorch printed the cause above)");
+        aoti_torch_empty_strided(
+            static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(),
+            torch::stable::detail::to<int32_t>(torch::stable::detail::from(dtype)), device_type,
+            device_index, &handle) != AOTI_TORCH_SUCCESS)
+        throw std::runtime_error(
+            "my_ops: allocating a tensor of " + std::to_string(stride) +
+            " elements failed (out of memory? PyTorch printed the cause above)");
     return Tensor(handle);
 #else
     return at::empty(sizes, like.options().dtype(dtype));

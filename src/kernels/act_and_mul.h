@@ -24,18 +24,18 @@ typedef enum my_ops_activation {
 int my_ops_act_and_mul_cpu(my_ops_dtype dtype, my_ops_activation act, const void *x,
                            int64_t x_stride, void *out, int64_t rows, int64_t d);
 /* grad_x (dense [rows, 2d]) from grad_out[rows, d] and x[rows, 2d] */
-int my_ops_act_and_mul_backward_cpu(my_ops_dtype dtype, my_ops_activation act,
-                                    const void *grad_out, int64_t grad_out_stride, const void *x,
-                                    int64_t x_stride, void *grad_x, int64_t rows, int64_t d);
+int my_ops_act_and_mul_backward_cpu(my_ops_dtype dtype, my_ops_activation act, const void *grad_out,
+                                    int64_t grad_out_stride, const void *x, int64_t x_stride,
+                                    void *grad_x, int64_t rows, int64_t d);
 
 /* --------------------------------------------------------------- CUDA -- */
 
 int my_ops_act_and_mul_cuda(my_ops_dtype dtype, my_ops_activation act, const void *x,
                             int64_t x_stride, void *out, int64_t rows, int64_t d, void *stream);
 int my_ops_act_and_mul_backward_cuda(my_ops_dtype dtype, my_ops_activation act,
-                                     const void *grad_out, int64_t grad_out_stride,
-                                     const void *x, int64_t x_stride, void *grad_x, int64_t rows,
-                                     int64_t d, void *stream);
+                                     const void *grad_out, int64_t grad_out_stride, const void *x,
+                                     int64_t x_stride, void *grad_x, int64_t rows, int64_t d,
+                                     void *stream);
 
 MY_OPS_EXTERN_C_END
 

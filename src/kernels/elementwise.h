@@ -26,8 +26,7 @@ int my_ops_add_cpu(my_ops_dtype dtype, const void *a, const void *b, void *out, 
 
 /* --------------------------------------------------------------- CUDA -- */
 
-int my_ops_short_kernel_cuda(my_ops_dtype dtype, const void *x, void *out, int64_t n,
-                             void *stream);
+int my_ops_short_kernel_cuda(my_ops_dtype dtype, const void *x, void *out, int64_t n, void *stream);
 int my_ops_mul_cuda(my_ops_dtype dtype, const void *a, const void *b, void *out, int64_t n,
                     void *stream);
 int my_ops_muladd_cuda(my_ops_dtype dtype, const void *a, const void *b, double c, void *out,

@@ -21,16 +21,16 @@ MY_OPS_EXTERN_C_BEGIN
  * the caller's to convert to float32 first: the arithmetic is float32 anyway.
  */
 static inline int my_ops_rms_norm_weight_ok(my_ops_dtype dtype, my_ops_dtype weight_dtype) {
-    return weight_dtype == dtype ||
-           (weight_dtype == MY_OPS_FLOAT32 && (dtype == MY_OPS_FLOAT16 || dtype == MY_OPS_BFLOAT16));
+    return weight_dtype == dtype || (weight_dtype == MY_OPS_FLOAT32 &&
+                                     (dtype == MY_OPS_FLOAT16 || dtype == MY_OPS_BFLOAT16));
 }
 
 /* ---------------------------------------------------------------- CPU -- */
 
 /* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * weight; y is dense */
 int my_ops_rms_norm_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
-                        int64_t x_stride, const void *weight, void *y, int64_t rows,
-                        int64_t hidden, double eps);
+                        int64_t x_stride, const void *weight, void *y, int64_t rows, int64_t hidden,
+                        double eps);
 
 /*
  * Backward of rms_norm over `rows` rows: writes grad_x (dense) and ADDS this

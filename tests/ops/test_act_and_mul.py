@@ -126,7 +126,8 @@ def test_module_repr():
 
 @requires_cuda()
 def test_backward_mixed_devices_rejected(unit):
-    with pytest.raises(RuntimeError, match=rf"my_ops.{unit.name}_backward: expected grad_out to be on the same device as x \(cuda:0\), but got cpu"):
+    with pytest.raises(RuntimeError, match=rf"my_ops.{unit.name}_backward: expected grad_out to be on the same device "
+                                           r"as x \(cuda:0\), but got cpu"):
         unit.backward_op(torch.randn(3, 5), torch.randn(3, 10, device="cuda"), *unit.extra)
 
 

@@ -17,8 +17,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 import my_ops
 import specs
-from my_ops import reference
 from conftest import INDUCTOR_ON_CPU, assert_matches, make_input
+from my_ops import reference
 
 FUNC = specs.where(func=True)
 

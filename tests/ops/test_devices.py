@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import my_ops
-from my_ops import reference
 from conftest import assert_matches, make_input
+from my_ops import reference
 
 needs_two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
 

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 import my_ops
-
 import specs
 from conftest import assert_matches
 

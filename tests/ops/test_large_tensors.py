@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import my_ops
-from my_ops import reference
 from conftest import assert_matches
+from my_ops import reference
 
 pytestmark = pytest.mark.large_memory
 

@@ -39,7 +39,8 @@ def test_matmul_empty_inner_dimension_is_zero(device):
 
 
 def test_inner_dimension_mismatch_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to have 4 rows \(the columns of a\), but got shape \[5, 2\]"):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to have 4 rows \(the columns of a\), but got "
+                                           r"shape \[5, 2\]"):
         my_ops.matmul(torch.randn(3, 4, device=device), torch.randn(5, 2, device=device))
 
 
@@ -51,13 +52,15 @@ def test_non_2d_rejected(device):
 
 
 def test_matmul_integer_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be a float32, float64, float16 or bfloat16 tensor, but got torch.int32"):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be a float32, float64, float16 or bfloat16 "
+                                           r"tensor, but got torch.int32"):
         my_ops.matmul(torch.ones(2, 2, dtype=torch.int32, device=device), torch.ones(2, 2, device=device))
 
 
 @requires_cuda()
 def test_matmul_mixed_devices_rejected():
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be on the same device as a \(cuda:0\), but got cpu"):
+    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be on the same device as a \(cuda:0\), but "
+                                           r"got cpu"):
         my_ops.matmul(torch.randn(2, 2, device="cuda"), torch.randn(2, 2))
 
 

@@ -18,8 +18,8 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import my_ops
-from my_ops import reference
 from conftest import INDUCTOR_ON_CPU, assert_matches, make_input, requires_cuda
+from my_ops import reference
 
 F16, BF16, F32, F64 = torch.float16, torch.bfloat16, torch.float32, torch.float64
 FLOATS = [F32, F64, F16, BF16]
@@ -166,7 +166,8 @@ def test_rms_norm_backward_op_directly(pair, device):
 def test_fused_add_rms_norm(shape, layout, pair, device):
     x_dtype, w_dtype = pair
     x = make_input(shape, x_dtype, device, layout)
-    residual = make_input(shape, x_dtype, device, {"sliced": "sliced_odd", "sliced_odd": "sliced"}.get(layout, "offset"))
+    residual = make_input(shape, x_dtype, device,
+                          {"sliced": "sliced_odd", "sliced_odd": "sliced"}.get(layout, "offset"))
     weight = _weight(shape[-1], w_dtype, device)
     weight0 = weight.clone()
     want_x, want_residual = reference.fused_add_rms_norm(x, residual, weight, 1e-6)

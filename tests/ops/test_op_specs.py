@@ -20,7 +20,8 @@ def test_opcheck(spec, sample, device):
 
 def _close(got, want, dtype, scale):
     rtol, atol = TOLERANCES[dtype]
-    for g, w in zip(got if isinstance(got, (tuple, list)) else (got,), want if isinstance(want, (tuple, list)) else (want,)):
+    for g, w in zip(got if isinstance(got, (tuple, list)) else (got,),
+                    want if isinstance(want, (tuple, list)) else (want,)):
         assert g.dtype == dtype and g.shape == w.shape
         torch.testing.assert_close(g.double().cpu(), w.double().cpu(), rtol=rtol * scale, atol=atol * scale,
                                    equal_nan=False)

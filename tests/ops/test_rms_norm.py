@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import my_ops
-from my_ops import reference
 from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
+from my_ops import reference
 
 # hidden: 1, odd, not a multiple of 8, multiples of the 16-byte vector, and
 # larger than the register-resident CUDA path (70000) to reach the generic
@@ -187,18 +187,23 @@ def test_qk_norm_of_fused_projection(head_dim, dtype, device):
 
 # -------------------------------------------------------------- bad input
 def test_weight_wrong_length_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to have shape \[8\] \(the last dimension of x\), but got \[7\]"):
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to have shape \[8\] \(the last dimension "
+                                           r"of x\), but got \[7\]"):
         my_ops.rms_norm(torch.randn(2, 8, device=device), torch.ones(7, device=device))
 
 
 def test_weight_mixed_dtype_rejected(device):
     # a wider weight is accepted (test_mixed_precision_weights.py); another 16-bit one is not
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to have the same dtype as x \(torch.bfloat16\) or a wider float dtype \(torch.float32, torch.float64\), but got torch.float16"):
-        my_ops.rms_norm(torch.randn(2, 8, device=device, dtype=torch.bfloat16), torch.ones(8, device=device, dtype=torch.float16))
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to have the same dtype as x "
+                                           r"\(torch.bfloat16\) or a wider float dtype \(torch.float32, "
+                                           r"torch.float64\), but got torch.float16"):
+        my_ops.rms_norm(torch.randn(2, 8, device=device, dtype=torch.bfloat16),
+                        torch.ones(8, device=device, dtype=torch.float16))
 
 
 def test_integer_x_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected x to be a float32, float64, float16 or bfloat16 tensor, but got torch.int64"):
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected x to be a float32, float64, float16 or bfloat16 "
+                                           r"tensor, but got torch.int64"):
         my_ops.rms_norm(torch.ones(2, 8, dtype=torch.long, device=device), torch.ones(8, device=device))
 
 
@@ -214,14 +219,16 @@ def test_negative_eps_rejected(device):
 
 @requires_cuda()
 def test_weight_on_other_device_rejected():
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to be on the same device as x \(cuda:0\), but got cpu"):
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to be on the same device as x "
+                                           r"\(cuda:0\), but got cpu"):
         my_ops.rms_norm(torch.randn(2, 8, device="cuda"), torch.ones(8))
 
 
 def test_fused_residual_shape_mismatch_rejected_and_nothing_written(device):
     x, residual = torch.randn(4, 8, device=device), torch.randn(2, 8, device=device)
     x0, r0 = x.clone(), residual.clone()
-    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to have the same shape as x \[4, 8\], but got \[2, 8\]"):
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to have the same shape as x "
+                                           r"\[4, 8\], but got \[2, 8\]"):
         my_ops.fused_add_rms_norm(x, residual, torch.ones(8, device=device))
     assert torch.equal(x, x0) and torch.equal(residual, r0)
 
@@ -252,7 +259,8 @@ def test_fused_requires_grad_rejected(device):
 
 @requires_cuda()
 def test_fused_mixed_devices_rejected():
-    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to be on the same device as x \(cuda:0\), but got cpu"):
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to be on the same device as "
+                                           r"x \(cuda:0\), but got cpu"):
         my_ops.fused_add_rms_norm(torch.randn(2, 8, device="cuda"), torch.randn(2, 8), torch.ones(8, device="cuda"))
 
 

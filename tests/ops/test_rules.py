@@ -14,8 +14,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 import my_ops
 import specs
-from my_ops import _C, _rules, reference
 from conftest import make_input, requires_cuda
+from my_ops import _C, _rules, reference
 
 OPS = torch.ops.my_ops
 

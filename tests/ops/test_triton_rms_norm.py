@@ -21,8 +21,8 @@ pytest.importorskip("triton", reason="my_ops.triton_rms_norm needs Triton")
 
 import my_ops  # noqa: E402
 import my_ops.rms_norm_triton  # noqa: E402,F401  (registers my_ops::triton_rms_norm, as my_ops.triton_rms_norm's first use does)
-from my_ops import reference  # noqa: E402
 from conftest import assert_matches, make_input  # noqa: E402
+from my_ops import reference  # noqa: E402
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 CUDA = torch.cuda.is_available()
@@ -214,7 +214,8 @@ def test_forward_mode_ad_refused():
     (lambda: OPS.triton_rms_norm_backward(torch.empty(2, 7, device="meta"), torch.empty(2, 8, device="meta"),
                                           torch.empty(8, device="meta"), 1e-6),
      r"my_ops.triton_rms_norm_backward: expected grad_out to have the same shape as x \[2, 8\], but got \[2, 7\]"),
-    (lambda: my_ops.triton_rms_norm(torch.empty(2, 8, device="meta"), torch.empty(8, device="meta", dtype=torch.bfloat16)),
+    (lambda: my_ops.triton_rms_norm(torch.empty(2, 8, device="meta"),
+                                    torch.empty(8, device="meta", dtype=torch.bfloat16)),
      r"my_ops.triton_rms_norm: expected weight to have the same dtype as x \(torch.float32\) or a wider float "
      r"dtype \(torch.float64\), but got torch.bfloat16"),
 ], ids=["weight shape", "dtype", "long rows", "0-D", "eps", "grad_out shape", "narrower weight"])

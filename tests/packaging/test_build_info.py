@@ -74,7 +74,8 @@ def test_legacy_wheel_serves_its_minor_only():
 def test_other_torch_names_the_wheel_that_fits():
     problem = torch_mismatch(LEGACY, "2.10.0+cu128", "12.8")
     assert "compiled against torch 2.6.0+cu124" in problem
-    assert "pip install --force-reinstall --no-deps my_ops==1.0+cu128 --extra-index-url https://example.test/idx/whl/torch2.10/cu128/" in problem
+    assert ("pip install --force-reinstall --no-deps my_ops==1.0+cu128 "
+            "--extra-index-url https://example.test/idx/whl/torch2.10/cu128/") in problem
 
 
 def test_other_cuda_major_rejected():
@@ -161,7 +162,8 @@ def test_python_m_my_ops_reports_match(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"my_ops {my_ops.__version__}" in result.stdout
     assert "torch: matches this build" in result.stdout
-    assert f"binding: {'LibTorch stable ABI' if my_ops.build_info.abi == 'stable' else 'regular C++ API'}" in result.stdout
+    assert (f"binding: {'LibTorch stable ABI' if my_ops.build_info.abi == 'stable' else 'regular C++ API'}"
+            in result.stdout)
     assert "the wheel for this torch: pip install" in result.stdout
 
 

@@ -79,7 +79,8 @@ def test_watchdog_cancels_a_run_whose_gpu_jobs_find_no_runner(caller):
 
 @CALLERS
 def test_watchdog_passes_once_every_gpu_job_has_a_runner(caller):
-    api = FakeRunApi([_job(f"{caller}gpu 2.11-cu130", "in_progress", 50), _job(f"{caller}gpu 2.12-cu130", "completed", 50),
+    api = FakeRunApi([_job(f"{caller}gpu 2.11-cu130", "in_progress", 50),
+                      _job(f"{caller}gpu 2.12-cu130", "completed", 50),
                       _job(f"{caller}gpu-watchdog", "in_progress", 55)])
     result = api.run_watchdog("45")
     assert result.returncode == 0 and not api.cancelled
@@ -103,7 +104,8 @@ def test_watchdog_waits_for_the_bundle_job():
            "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
     try:
         with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True, timeout=2)
+            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True,
+                           timeout=2)
     finally:
         api.server.shutdown()
 
@@ -111,7 +113,8 @@ def test_watchdog_waits_for_the_bundle_job():
 @CALLERS
 def test_watchdog_passes_when_no_gpu_job_will_run(caller):
     # The caller's own jobs (plan done, assemble waiting for this run) are not waited for.
-    api = FakeRunApi([_job(f"{caller}build cu130 linux", "completed", 30), _job(f"{caller}gpu-watchdog", "in_progress", 30),
+    api = FakeRunApi([_job(f"{caller}build cu130 linux", "completed", 30),
+                      _job(f"{caller}gpu-watchdog", "in_progress", 30),
                       _job("plan", "completed", 40), _job("assemble", "pending", 1)])
     result = api.run_watchdog("45")
     assert result.returncode == 0 and not api.cancelled, result.stdout + result.stderr
@@ -153,7 +156,8 @@ def test_release_plan(event, ref, repository, kind, publish):
 
 def test_release_plan_refuses_a_tag_that_is_not_the_version():
     result = subprocess.run(["bash", str(ROOT / "ci/plan/release-plan.sh")], capture_output=True, text=True,
-                            env={**os.environ, "EVENT": "push", "REF": "refs/tags/v9.9.9", "REPOSITORY": "my-ops/my_ops"})
+                            env={**os.environ, "EVENT": "push", "REF": "refs/tags/v9.9.9",
+                                 "REPOSITORY": "my-ops/my_ops"})
     assert result.returncode != 0 and "does not match VERSION" in result.stderr
 
 
@@ -186,7 +190,8 @@ def _all_torch_wheels() -> set[str]:
 
 def test_check_sources_passes_when_everything_exists_and_pins_images(stand_ins, tmp_path):
     stand_ins.state["torch_wheels"] = _all_torch_wheels()
-    result = _run("ci/plan/check-sources.py", stand_ins, {}, "--event", "push", "--images-out", str(tmp_path / "i.json"))
+    result = _run("ci/plan/check-sources.py", stand_ins, {}, "--event", "push",
+                  "--images-out", str(tmp_path / "i.json"))
     assert result.returncode == 0, result.stdout + result.stderr
     images = json.loads((tmp_path / "i.json").read_text())
     assert images and all(d.startswith("sha256:") and len(d) == 71 for d in images.values())
@@ -203,7 +208,8 @@ def test_check_sources_names_a_torch_wheel_pytorch_does_not_publish(stand_ins):
 
 def test_check_sources_names_a_missing_image(stand_ins):
     stand_ins.state["torch_wheels"] = _all_torch_wheels()
-    result = _run("ci/plan/check-sources.py", stand_ins, {"REGISTRY_URL": f"{stand_ins.url}/nowhere"}, "--event", "push")
+    result = _run("ci/plan/check-sources.py", stand_ins, {"REGISTRY_URL": f"{stand_ins.url}/nowhere"},
+                  "--event", "push")
     assert result.returncode == 1 and "no such image" in result.stdout
 
 
@@ -258,7 +264,8 @@ def _wheel(path: Path, version: str, extra: bytes = b"", label: str = "cu130") -
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("my_ops/__init__.py", b"" + extra)
         zf.writestr("my_ops/_build_info.json", json.dumps({"version": version, "label": label}))
-        zf.writestr(f"my_ops-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: my_ops\nVersion: {version}\n")
+        zf.writestr(f"my_ops-{version}.dist-info/METADATA",
+                    f"Metadata-Version: 2.1\nName: my_ops\nVersion: {version}\n")
         zf.writestr(f"my_ops-{version}.dist-info/WHEEL", "Wheel-Version: 1.0\n")
         zf.writestr(f"my_ops-{version}.dist-info/RECORD", "")
     return path
@@ -267,8 +274,10 @@ def _wheel(path: Path, version: str, extra: bytes = b"", label: str = "cu130") -
 def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
     version = (ROOT / "VERSION").read_text().strip()
     built = tmp_path / "built"
-    _wheel(built / "wheel-cu130-linux" / f"my_ops-{version}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cu130")
-    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    _wheel(built / "wheel-cu130-linux" / f"my_ops-{version}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl",
+           f"{version}+cu130")
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request",
+                             "--wheels", str(built),
                              "--out", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.json")],
                             cwd=ROOT, capture_output=True, text=True, env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -284,7 +293,8 @@ def test_bundle_seals_the_builds_and_refuses_a_stranger(tmp_path):
         assert "my_ops/__init__.py,sha256=" in record
     # a wheel no build of the run makes
     _wheel(built / "wheel-rogue" / f"my_ops-{version}-cp39-abi3-manylinux_2_28_x86_64.whl", version)
-    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request",
+                             "--wheels", str(built),
                              "--out", str(tmp_path / "out2")], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 1 and "no build of this run makes" in result.stdout
@@ -301,7 +311,8 @@ def test_bundle_macos_label_free_wheel_is_the_cpu_one(tmp_path):
            label="cpu")
     _wheel(built / "wheel-cpu-linux" / f"my_ops-{version}+cpu-cp39-abi3-manylinux_2_28_x86_64.whl", f"{version}+cpu",
            label="cpu")
-    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request", "--wheels", str(built),
+    result = subprocess.run([sys.executable, "ci/build/bundle-wheels.py", "--event", "pull_request",
+                             "--wheels", str(built),
                              "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "GITHUB_OUTPUT": os.devnull})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -336,7 +347,8 @@ def _publish(tmp_path, *args, assets=(), is_draft="true"):
     (state / "is_draft").write_text(is_draft + "\n")
     log = tmp_path / "gh.log"
     log.write_text("")
-    result = subprocess.run(["bash", "ci/release/publish-github-release.sh", *args], cwd=ROOT, capture_output=True, text=True,
+    result = subprocess.run(["bash", "ci/release/publish-github-release.sh", *args], cwd=ROOT, capture_output=True,
+                            text=True,
                             env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GH_STATE": str(state),
                                  "GH_LOG": str(log), "COMMIT": "0" * 40})
     return result, log.read_text().splitlines()

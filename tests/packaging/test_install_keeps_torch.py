@@ -31,7 +31,8 @@ def _wheel(folder: Path, name: str, version: str, requires: list[str]) -> Path:
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr(f"{name}/__init__.py", "")
         zf.writestr(f"{dist}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{meta}")
-        zf.writestr(f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(f"{dist}.dist-info/WHEEL",
+                    "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         zf.writestr(f"{dist}.dist-info/RECORD", "")
     return path
 

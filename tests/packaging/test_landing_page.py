@@ -64,7 +64,8 @@ def test_picking_a_pair_shows_its_command(browser, name):
     assert offered == sorted(p.cuda for p in matrix.all_pairs() if p.torch == pair.torch)
     cuda.select_by_value(pair.cuda)
     options = Select(browser.find_element("id", "os")).options
-    assert [o.get_attribute("value") for o in options] == list(pair.platforms)  # e.g. no Windows for Linux-only variants
+    # e.g. no Windows for Linux-only variants
+    assert [o.get_attribute("value") for o in options] == list(pair.platforms)
     # each platform by its own name
     assert [o.text for o in options] == [landing_page.PLATFORM_NAMES[p] for p in pair.platforms]
     assert _command(browser) == f"pip install my_ops==1.0+{pair.label} --extra-index-url {BASE}/{pair.index_path}"

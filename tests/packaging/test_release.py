@@ -132,7 +132,8 @@ def test_assemble_release_dry_run(tmp_path):
     # PyPI gets the sdist and label-free wheels only: it refuses local version labels
     assert sorted(p.name for p in (out / "pypi").iterdir()) == [f"my_ops-{version}.tar.gz"]
     site = tmp_path / "site"
-    result = subprocess.run(["bash", str(ROOT / "ci/release/build-site.sh"), "--dist", str(out / "dist"), "--out", str(site)],
+    result = subprocess.run(["bash", str(ROOT / "ci/release/build-site.sh"), "--dist", str(out / "dist"),
+                             "--out", str(site)],
                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHON": PYTHON})
     assert result.returncode == 0, result.stdout + result.stderr
     assert (site / "index.html").is_file()
@@ -170,7 +171,8 @@ def test_site_keeps_the_newest_nightlies_and_every_release(tmp_path):
     _relabel(wheel, versions[-1], tonight)
     _relabel(wheel, "0.9.0", tmp_path / "published" / "v0.9.0")
     site = tmp_path / "site"
-    result = subprocess.run(["bash", str(ROOT / "ci/release/build-site.sh"), "--dist", str(tonight), "--kind", "nightly",
+    result = subprocess.run(["bash", str(ROOT / "ci/release/build-site.sh"), "--dist", str(tonight),
+                             "--kind", "nightly",
                              "--previous", str(tmp_path / "published"), "--previous-nightly", str(published),
                              "--out", str(site), "--files-url", "https://example.invalid/releases/download"],
                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHON": PYTHON})
@@ -253,7 +255,8 @@ def test_pip_install_with_require_hashes(served_index, user_env, tmp_path):
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     requirements = tmp_path / "requirements.txt"
     requirements.write_text(f"my_ops=={my_ops.build_info.version} --hash=sha256:{digest}\n")
-    result = _pip(user_env, "--require-hashes", "-r", str(requirements), "--index-url", f"{served_index}/{_pair_path()}/")
+    result = _pip(user_env, "--require-hashes", "-r", str(requirements),
+                  "--index-url", f"{served_index}/{_pair_path()}/")
     assert result.returncode == 0, result.stdout + result.stderr
     assert _installed_version(user_env).startswith(my_ops.build_info.version)
     # and a wrong hash is refused

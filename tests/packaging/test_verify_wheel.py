@@ -126,14 +126,16 @@ def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
     """A libmy_ops that calls into torch's C++ API (c10::...) is not a stable-ABI build."""
     result = _verify_with_library(tmp_path, "extern void _ZN3c104warnEv(void);\nvoid f(void) { _ZN3c104warnEv(); }\n")
     assert result.returncode == 1
-    assert "symbols: my_ops/libmy_ops.so imports torch C++ symbols (not the stable ABI): ['c10::warn()']" in result.stdout
+    assert ("symbols: my_ops/libmy_ops.so imports torch C++ symbols (not the stable ABI): ['c10::warn()']"
+            in result.stdout)
 
 
 def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
     """A stable library must call only C shim functions the oldest torch it claims
     exports (ci/build/torch-c-symbols-<stable_abi_min>.txt): else it fails to load there."""
     result = _verify_with_library(
-        tmp_path, "extern int torch_from_a_future_release(void);\nint f(void) { return torch_from_a_future_release(); }\n")
+        tmp_path,
+        "extern int torch_from_a_future_release(void);\nint f(void) { return torch_from_a_future_release(); }\n")
     assert result.returncode == 1
     assert "calls C shim functions the oldest torch it claims lacks" in result.stdout
     assert "torch_from_a_future_release" in result.stdout

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import foreign_wheels
-import my_ops
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "ci" / "build"))

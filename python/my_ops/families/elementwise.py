@@ -9,8 +9,8 @@ import torch
 from torch import Tensor
 
 from .. import _rules
-from .._mutating import _mutating_op, call_mutating
 from .._arguments import float_argument as _float
+from .._mutating import _mutating_op, call_mutating
 from .._runtime import _autograd, _call, _lib, _ops
 from .._vmap import register_batching
 

@@ -13,9 +13,9 @@ from torch import Tensor, nn
 import my_ops  # the package, for my_ops.triton_rms_norm (set after this module is loaded)
 
 from .. import _rules
-from .._mutating import _mutating_op, call_mutating
 from .._arguments import float_argument as _float
 from .._formulas import _accumulator
+from .._mutating import _mutating_op, call_mutating
 from .._runtime import _autograd, _call, _differentiable_backward, _lib, _ops
 from .._vmap import register_batching
 
@@ -114,8 +114,8 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     keep their dtype. weight may be wider than them, as in ``rms_norm``. A
     mutating op: no tensor argument may require grad while grad mode is on.
     """
-    call_mutating("fused_add_rms_norm", _ops.fused_add_rms_norm.default, (x, residual, weight, _eps("fused_add_rms_norm", x, eps)),
-                  x=x, residual=residual)
+    call_mutating("fused_add_rms_norm", _ops.fused_add_rms_norm.default,
+                  (x, residual, weight, _eps("fused_add_rms_norm", x, eps)), x=x, residual=residual)
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")

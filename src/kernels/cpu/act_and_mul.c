@@ -63,9 +63,9 @@ int my_ops_act_and_mul_cpu(my_ops_dtype dtype, my_ops_activation act, const void
 #undef CALL
 }
 
-int my_ops_act_and_mul_backward_cpu(my_ops_dtype dtype, my_ops_activation act,
-                                    const void *grad_out, int64_t grad_out_stride, const void *x,
-                                    int64_t x_stride, void *grad_x, int64_t rows, int64_t d) {
+int my_ops_act_and_mul_backward_cpu(my_ops_dtype dtype, my_ops_activation act, const void *grad_out,
+                                    int64_t grad_out_stride, const void *x, int64_t x_stride,
+                                    void *grad_x, int64_t rows, int64_t d) {
 #define CALL(ACT, S) ACT##_and_mul_backward_##S(grad_out, grad_out_stride, x, x_stride, grad_x, rows, d)
     DISPATCH(act, dtype, CALL);
 #undef CALL

@@ -10,14 +10,13 @@
 #define ACTIVATION_GRAD MY_OPS_CAT(MY_OPS_CAT(ACT, _grad_), ACC)
 
 MY_OPS_MULTIVERSION static int MY_OPS_NAME(MY_OPS_CAT(ACT, _and_mul))(const T *x, int64_t x_stride,
-                                                                       T *out, int64_t rows,
-                                                                       int64_t d) {
+                                                                      T *out, int64_t rows,
+                                                                      int64_t d) {
     for (int64_t r = 0; r < rows; ++r) {
         const T *gate = x + r * x_stride;
         const T *up = gate + d;
         T *out_row = out + r * d;
-        for (int64_t j = 0; j < d; ++j)
-            out_row[j] = STORE(ACTIVATION(LOAD(gate[j])) * LOAD(up[j]));
+        for (int64_t j = 0; j < d; ++j) out_row[j] = STORE(ACTIVATION(LOAD(gate[j])) * LOAD(up[j]));
     }
     return MY_OPS_OK;
 }

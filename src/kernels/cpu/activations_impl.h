@@ -24,7 +24,9 @@ static inline ACC MY_OPS_CAT(gelu_tanh_gate_, ACC)(ACC g) {
     const ACC z2 = (ACC)(2 * GELU_TANH_K) * (g + (ACC)GELU_TANH_C * g * g * g);
     return (ACC)1 / ((ACC)1 + EXP(-z2));
 }
-static inline ACC MY_OPS_CAT(gelu_tanh_, ACC)(ACC g) { return g * MY_OPS_CAT(gelu_tanh_gate_, ACC)(g); }
+static inline ACC MY_OPS_CAT(gelu_tanh_, ACC)(ACC g) {
+    return g * MY_OPS_CAT(gelu_tanh_gate_, ACC)(g);
+}
 /* d/dg [g s(2z)] = s + g s (1 - s) 2 z'(g), z' = k (1 + 3 c g^2) */
 static inline ACC MY_OPS_CAT(gelu_tanh_grad_, ACC)(ACC g) {
     const ACC s = MY_OPS_CAT(gelu_tanh_gate_, ACC)(g);

@@ -33,8 +33,7 @@ static int MY_OPS_NAME(matmul)(const T *a, const T *b, T *c, int64_t rows, int64
                 }
             }
             for (int64_t i = 0; i < mb; ++i)
-                for (int64_t j = 0; j < nb; ++j)
-                    c[(i0 + i) * n + j0 + j] = STORE(acc[i * nb + j]);
+                for (int64_t j = 0; j < nb; ++j) c[(i0 + i) * n + j0 + j] = STORE(acc[i * nb + j]);
         }
     }
     free(acc);

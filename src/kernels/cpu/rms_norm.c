@@ -18,8 +18,8 @@
 #undef MY_OPS_IMPL
 
 int my_ops_rms_norm_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
-                        int64_t x_stride, const void *weight, void *y, int64_t rows,
-                        int64_t hidden, double eps) {
+                        int64_t x_stride, const void *weight, void *y, int64_t rows, int64_t hidden,
+                        double eps) {
     if (!my_ops_rms_norm_weight_ok(dtype, weight_dtype)) return MY_OPS_BAD_DTYPE;
 #define CALL(S) rms_norm_##S(weight_dtype, x, x_stride, weight, y, rows, hidden, eps)
     MY_OPS_DISPATCH(dtype, CALL);

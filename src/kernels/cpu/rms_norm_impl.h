@@ -14,8 +14,8 @@
 #define SUM_OF_SQUARES MY_OPS_CAT(my_ops_sum_of_squares_, ACC)
 
 MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm)(my_ops_dtype weight_dtype, const T *x,
-                                                      int64_t x_stride, const void *weight, T *y,
-                                                      int64_t rows, int64_t hidden, double eps) {
+                                                     int64_t x_stride, const void *weight, T *y,
+                                                     int64_t rows, int64_t hidden, double eps) {
     void *scratch[2];
     if (my_ops_alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY;
     ACC *w = scratch[0], *row = scratch[1];
@@ -80,9 +80,11 @@ MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_backward)(
     return MY_OPS_OK;
 }
 
-MY_OPS_MULTIVERSION static int MY_OPS_NAME(fused_add_rms_norm)(
-    my_ops_dtype weight_dtype, T *x, int64_t x_stride, T *residual, int64_t residual_stride,
-    const void *weight, int64_t rows, int64_t hidden, double eps) {
+MY_OPS_MULTIVERSION static int MY_OPS_NAME(fused_add_rms_norm)(my_ops_dtype weight_dtype, T *x,
+                                                               int64_t x_stride, T *residual,
+                                                               int64_t residual_stride,
+                                                               const void *weight, int64_t rows,
+                                                               int64_t hidden, double eps) {
     void *scratch[2];
     if (my_ops_alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY;
     ACC *w = scratch[0], *row = scratch[1];

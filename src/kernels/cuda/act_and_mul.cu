@@ -12,7 +12,9 @@
 namespace my_ops {
 namespace {
 
-template <typename A> __device__ __forceinline__ A sigmoid(A g) { return reciprocal(A(1) + exp_acc(-g)); }
+template <typename A> __device__ __forceinline__ A sigmoid(A g) {
+    return reciprocal(A(1) + exp_acc(-g));
+}
 __device__ __forceinline__ float erf_acc(float v) { return erff(v); }
 __device__ __forceinline__ double erf_acc(double v) { return erf(v); }
 __device__ __forceinline__ float tanh_acc(float v) { return tanhf(v); }
@@ -56,8 +58,8 @@ struct GeluTanh {
     }
     template <typename A> __device__ static ValueAndGrad<A> both(A g) {
         const A t = tanh_of(g);
-        return {A(0.5) * g * (A(1) + t),
-                A(0.5) * (A(1) + t) + A(0.5) * g * (A(1) - t * t) * A(k) * (A(1) + A(3 * c) * g * g)};
+        return {A(0.5) * g * (A(1) + t), A(0.5) * (A(1) + t) + A(0.5) * g * (A(1) - t * t) * A(k) *
+                                                                   (A(1) + A(3 * c) * g * g)};
     }
 };
 
@@ -80,12 +82,14 @@ struct Grid2D {
 inline Grid2D vec_grid(int64_t rows, int64_t per_row, int unroll) {
     int threads = kThreads;
     const int64_t vectors = rows * per_row, wanted_blocks = 2 * int64_t(sm_count());
-    while (threads > 32 && ceil_div(vectors, int64_t(threads) * unroll) < wanted_blocks) threads /= 2;
+    while (threads > 32 && ceil_div(vectors, int64_t(threads) * unroll) < wanted_blocks)
+        threads /= 2;
     int tx = 1;
     while (tx < threads && int64_t(tx) * unroll < per_row) tx *= 2;
     const int ty = threads / tx;
     const int64_t gx = ceil_div(per_row, int64_t(tx) * unroll), gy = ceil_div(rows, ty);
-    return {dim3(unsigned(gx), unsigned(gy < 65535 ? gy : 65535)), dim3(unsigned(tx), unsigned(ty))};
+    return {dim3(unsigned(gx), unsigned(gy < 65535 ? gy : 65535)),
+            dim3(unsigned(tx), unsigned(ty))};
 }
 
 // This thread's vectors of the 2D grid: for each row it walks, load(row, c, k)
@@ -113,8 +117,8 @@ __device__ __forceinline__ void for_each_vector(int64_t rows, int64_t per_row, L
 // Strides below are in vectors (vectorized kernels) or elements (scalar kernels).
 template <typename Act, typename T, int kUnroll>
 __global__ void __launch_bounds__(kThreads)
-act_and_mul_vec_kernel(const T *__restrict__ x, int64_t x_stride, T *__restrict__ out,
-                       int64_t rows, int64_t per_row) {
+act_and_mul_vec_kernel(const T *__restrict__ x, int64_t x_stride, T *__restrict__ out, int64_t rows,
+                       int64_t per_row) {
     using A = acc_t<T>;
     using V = Vec<T>;
     const V *in = reinterpret_cast<const V *>(x);  // row r: gate at r * x_stride, up per_row later
@@ -160,8 +164,8 @@ template <typename Act, typename A> struct Grads {
 template <typename Act, typename T, int kUnroll>
 __global__ void __launch_bounds__(kThreads)
 act_and_mul_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
-                                const T *__restrict__ x, int64_t x_stride,
-                                T *__restrict__ grad_x, int64_t rows, int64_t per_row) {
+                                const T *__restrict__ x, int64_t x_stride, T *__restrict__ grad_x,
+                                int64_t rows, int64_t per_row) {
     using A = acc_t<T>;
     using V = Vec<T>;
     const V *in = reinterpret_cast<const V *>(x), *dy = reinterpret_cast<const V *>(grad_out);
@@ -199,7 +203,8 @@ __global__ void act_and_mul_backward_scalar_kernel(const T *__restrict__ grad_ou
         const int64_t row = i / d, col = i - row * d;
         const T *gate = x + row * x_stride + col;
         T *grad_gate = grad_x + row * 2 * d + col;
-        const Grads<Act, A> r(to_acc(gate[0]), to_acc(gate[d]), to_acc(grad_out[row * dy_stride + col]));
+        const Grads<Act, A> r(to_acc(gate[0]), to_acc(gate[d]),
+                              to_acc(grad_out[row * dy_stride + col]));
         grad_gate[0] = from_acc<T>(r.gate);
         grad_gate[d] = from_acc<T>(r.up);
     }
@@ -213,12 +218,14 @@ int act_and_mul(const T *x, int64_t x_stride, T *out, int64_t rows, int64_t d, c
         const int unroll = unroll_for(rows * per_row);
         const Grid2D g = vec_grid(rows, per_row, unroll);
         if (unroll == 2)
-            act_and_mul_vec_kernel<Act, T, 2><<<g.grid, g.block, 0, s>>>(x, x_stride / n, out, rows, per_row);
+            act_and_mul_vec_kernel<Act, T, 2>
+                <<<g.grid, g.block, 0, s>>>(x, x_stride / n, out, rows, per_row);
         else
-            act_and_mul_vec_kernel<Act, T, 1><<<g.grid, g.block, 0, s>>>(x, x_stride / n, out, rows, per_row);
+            act_and_mul_vec_kernel<Act, T, 1>
+                <<<g.grid, g.block, 0, s>>>(x, x_stride / n, out, rows, per_row);
     } else {
-        act_and_mul_scalar_kernel<Act, T><<<grid_for(rows * d, kThreads), kThreads, 0, s>>>(
-            x, x_stride, out, rows, d);
+        act_and_mul_scalar_kernel<Act, T>
+            <<<grid_for(rows * d, kThreads), kThreads, 0, s>>>(x, x_stride, out, rows, d);
     }
     return int(cudaGetLastError());
 }
@@ -233,14 +240,15 @@ int act_and_mul_backward(const T *dy, int64_t dy_stride, const T *x, int64_t x_s
         const int unroll = unroll_for(rows * per_row);
         const Grid2D g = vec_grid(rows, per_row, unroll);
         if (unroll == 2)
-            act_and_mul_backward_vec_kernel<Act, T, 2><<<g.grid, g.block, 0, s>>>(
-                dy, dy_stride / n, x, x_stride / n, gx, rows, per_row);
+            act_and_mul_backward_vec_kernel<Act, T, 2>
+                <<<g.grid, g.block, 0, s>>>(dy, dy_stride / n, x, x_stride / n, gx, rows, per_row);
         else
-            act_and_mul_backward_vec_kernel<Act, T, 1><<<g.grid, g.block, 0, s>>>(
-                dy, dy_stride / n, x, x_stride / n, gx, rows, per_row);
+            act_and_mul_backward_vec_kernel<Act, T, 1>
+                <<<g.grid, g.block, 0, s>>>(dy, dy_stride / n, x, x_stride / n, gx, rows, per_row);
     } else {
-        act_and_mul_backward_scalar_kernel<Act, T><<<grid_for(rows * d, kThreads), kThreads, 0, s>>>(
-            dy, dy_stride, x, x_stride, gx, rows, d);
+        act_and_mul_backward_scalar_kernel<Act, T>
+            <<<grid_for(rows * d, kThreads), kThreads, 0, s>>>(dy, dy_stride, x, x_stride, gx, rows,
+                                                               d);
     }
     return int(cudaGetLastError());
 }
@@ -288,9 +296,9 @@ int my_ops_act_and_mul_cuda(my_ops_dtype dtype, my_ops_activation act, const voi
 }
 
 int my_ops_act_and_mul_backward_cuda(my_ops_dtype dtype, my_ops_activation act,
-                                     const void *grad_out, int64_t grad_out_stride,
-                                     const void *x, int64_t x_stride, void *grad_x, int64_t rows,
-                                     int64_t d, void *stream) {
+                                     const void *grad_out, int64_t grad_out_stride, const void *x,
+                                     int64_t x_stride, void *grad_x, int64_t rows, int64_t d,
+                                     void *stream) {
     MY_OPS_CUDA_DISPATCH(dtype, my_ops::backward, act, grad_out, grad_out_stride, x, x_stride,
                          grad_x, rows, d, stream);
 }

@@ -14,8 +14,12 @@
 namespace my_ops {
 
 // Arithmetic type: float32 for the 16-bit types and float32, float64 for float64.
-template <typename T> struct AccType { using type = float; };
-template <> struct AccType<double> { using type = double; };
+template <typename T> struct AccType {
+    using type = float;
+};
+template <> struct AccType<double> {
+    using type = double;
+};
 template <typename T> using acc_t = typename AccType<T>::type;
 
 __device__ __forceinline__ float to_acc(float v) { return v; }
@@ -26,7 +30,9 @@ __device__ __forceinline__ float to_acc(__nv_bfloat16 v) { return __bfloat162flo
 template <typename T> __device__ __forceinline__ T from_acc(acc_t<T> v);
 template <> __device__ __forceinline__ float from_acc<float>(float v) { return v; }
 template <> __device__ __forceinline__ double from_acc<double>(double v) { return v; }
-template <> __device__ __forceinline__ __half from_acc<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __half from_acc<__half>(float v) {
+    return __float2half_rn(v);
+}
 template <> __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(float v) {
     return __float2bfloat16_rn(v);
 }

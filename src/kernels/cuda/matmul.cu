@@ -41,9 +41,11 @@ matmul_kernel(const T *__restrict__ a, const T *__restrict__ b, T *__restrict__ 
             for (int kk = 0; kk < kSlice; ++kk) {
                 A a_frag[kPerThread], b_frag[kPerThread];
 #pragma unroll
-                for (int i = 0; i < kPerThread; ++i) a_frag[i] = a_tile[kk][ty + kThreadsPerSide * i];
+                for (int i = 0; i < kPerThread; ++i)
+                    a_frag[i] = a_tile[kk][ty + kThreadsPerSide * i];
 #pragma unroll
-                for (int j = 0; j < kPerThread; ++j) b_frag[j] = b_tile[kk][tx + kThreadsPerSide * j];
+                for (int j = 0; j < kPerThread; ++j)
+                    b_frag[j] = b_tile[kk][tx + kThreadsPerSide * j];
 #pragma unroll
                 for (int i = 0; i < kPerThread; ++i)
 #pragma unroll
@@ -82,8 +84,8 @@ int matmul(const void *a, const void *b, void *c, int64_t m, int64_t k, int64_t 
     const int64_t col_tiles = ceil_div(n, kTile), row_tiles = ceil_div(m, kTile);
     if (col_tiles > 0x7fffffff) return int(cudaErrorInvalidConfiguration);
     const dim3 grid(unsigned(col_tiles), unsigned(row_tiles < 65535 ? row_tiles : 65535));
-    matmul_kernel<T><<<grid, 256, 0, s>>>(static_cast<const T *>(a), static_cast<const T *>(b), ct,
-                                          m, k, n);
+    matmul_kernel<T>
+        <<<grid, 256, 0, s>>>(static_cast<const T *>(a), static_cast<const T *>(b), ct, m, k, n);
     return int(cudaGetLastError());
 }
 

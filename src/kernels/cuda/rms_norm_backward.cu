@@ -84,8 +84,10 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
         for (int e = 0; e < V::size; ++e) dweight[k][e] = 0;
     }
     auto weight_vec = [&](int k, int i) -> WV {
-        if constexpr (kHoldWeight) return w_held[k];
-        else return w_row[i];
+        if constexpr (kHoldWeight)
+            return w_held[k];
+        else
+            return w_row[i];
     };
 
     __shared__ Pair2<A> pair_scratch[32];
@@ -116,7 +118,8 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) dx_row[i] = backward_dx<T>(xs[k], dys[k], weight_vec(k, i), rstd, coef, dweight[k]);
+            if (i < nvec)
+                dx_row[i] = backward_dx<T>(xs[k], dys[k], weight_vec(k, i), rstd, coef, dweight[k]);
         }
         if constexpr (kPrefetch)
 #pragma unroll
@@ -170,7 +173,8 @@ rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride
         if (mine) {
             const A rstd = reciprocal_sqrt(sum_sq / A(hidden) + eps);
             const A coef = dot * rstd * rstd * rstd / A(hidden);
-            reinterpret_cast<V *>(grad_x + row * hidden)[lane] = backward_dx<T>(xv, dyv, w, rstd, coef, dweight);
+            reinterpret_cast<V *>(grad_x + row * hidden)[lane] =
+                backward_dx<T>(xv, dyv, w, rstd, coef, dweight);
         }
     });
 #pragma unroll
@@ -184,9 +188,9 @@ rms_norm_backward_group_kernel(const T *__restrict__ grad_out, int64_t dy_stride
 }
 
 template <typename T, typename W>
-__global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out,
-                                                 int64_t dy_stride, const T *__restrict__ x,
-                                                 int64_t x_stride, const W *__restrict__ weight,
+__global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
+                                                 const T *__restrict__ x, int64_t x_stride,
+                                                 const W *__restrict__ weight,
                                                  T *__restrict__ grad_x,
                                                  acc_t<T> *__restrict__ partial, int64_t rows,
                                                  int64_t hidden, acc_t<T> eps) {
@@ -281,8 +285,8 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     auto *partial = static_cast<A *>(workspace);
     auto *gw = static_cast<W *>(grad_weight);
     if (rows == 0) {  // grad_weight of no rows is zero
-        sum_partials_kernel<T, W><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
-            partial, gw, 0, hidden);
+        sum_partials_kernel<T, W>
+            <<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(partial, gw, 0, hidden);
         return int(cudaGetLastError());
     }
     const auto *dy = static_cast<const T *>(grad_out);
@@ -292,8 +296,8 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     const A e = A(eps);
     const unsigned grid = unsigned(partials);
     const int64_t nvec = hidden / Vec<T>::size;
-    const bool vec =
-        vectorizable<T>(hidden, {{grad_out, dy_stride}, {x, x_stride}, {weight, 0}, {grad_x, hidden}});
+    const bool vec = vectorizable<T>(
+        hidden, {{grad_out, dy_stride}, {x, x_stride}, {weight, 0}, {grad_x, hidden}});
     const int g = vec ? group_size(nvec) : 0;
     const RowLayout layout = backward_layout(nvec);
     if (g > 0) {
@@ -304,8 +308,8 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     } else if (vec && layout.nv > 0) {
         BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
             rms_norm_backward_vec_kernel<T, W, decltype(nv)::value, decltype(max_threads)::value>
-                <<<grid, layout.threads, 0, s>>>(dy, dy_stride, xt, x_stride, wt, dx, partial,
-                                                 rows, hidden, e);
+                <<<grid, layout.threads, 0, s>>>(dy, dy_stride, xt, x_stride, wt, dx, partial, rows,
+                                                 hidden, e);
         });
     } else {
         const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
@@ -314,8 +318,8 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     }
     const int err = int(cudaGetLastError());
     if (err != 0) return err;
-    sum_partials_kernel<T, W><<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(
-        partial, gw, partials, hidden);
+    sum_partials_kernel<T, W>
+        <<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(partial, gw, partials, hidden);
     return int(cudaGetLastError());
 }
 
@@ -326,8 +330,7 @@ extern "C" {
 
 int64_t my_ops_rms_norm_backward_cuda_partials(my_ops_dtype dtype, my_ops_dtype weight_dtype,
                                                int64_t rows, int64_t hidden) {
-    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_backward_partials, rows,
-                             hidden);
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_backward_partials, rows, hidden);
 }
 
 int my_ops_rms_norm_backward_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype,

@@ -37,15 +37,19 @@ constexpr size_t kUnalignedSharedBytes = 48 * 1024 - 1024;
 
 using RmsNormLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
                                Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
-using FusedAddLayouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>,
-                                Layout<8, 512>, Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>,
-                                Layout<8, 1024>>;
+using FusedAddLayouts =
+    Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<4, 512>, Layout<8, 512>,
+            Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
 using UnalignedLayouts =
     Layouts<Layout<1, 256>, Layout<2, 256>, Layout<2, 512>, Layout<4, 512>, Layout<4, 1024>>;
 
 template <bool kAdd> struct ForwardLayouts;
-template <> struct ForwardLayouts<false> { using type = RmsNormLayouts; };
-template <> struct ForwardLayouts<true> { using type = FusedAddLayouts; };
+template <> struct ForwardLayouts<false> {
+    using type = RmsNormLayouts;
+};
+template <> struct ForwardLayouts<true> {
+    using type = FusedAddLayouts;
+};
 
 // The row a forward kernel normalises: x's row, or (kAdd) x + residual
 // rounded to T and written back to the residual, which holds T values.
@@ -166,7 +170,8 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
     extern __shared__ __align__(16) unsigned char shared_weight[];
     if (blockIdx.x >= rows) return;
     auto phase = [](const T *p) { return int((reinterpret_cast<uintptr_t>(p) & 15) / sizeof(T)); };
-    const int ph = phase(x + int64_t(blockIdx.x) * x_stride);  // the same for every row of the block
+    const int ph =
+        phase(x + int64_t(blockIdx.x) * x_stride);  // the same for every row of the block
     const int nvec = int((ph + hidden + P - 1) / P);
     W *w_shifted = reinterpret_cast<W *>(shared_weight);
     for (int i = threadIdx.x; i < nvec * P; i += blockDim.x) {
@@ -194,7 +199,8 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
                 if constexpr (kAdd) {
                     const V r = res_vecs[i];
 #pragma unroll
-                    for (int e = 0; e < P; ++e) v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
+                    for (int e = 0; e < P; ++e)
+                        v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
                     if (!edge) {
                         res_vecs[i] = v;
                     } else {
@@ -251,10 +257,9 @@ __device__ __forceinline__ void group_body(const T *x, int64_t x_stride, T *resi
         V v;
         A sum_sq = 0;
         if (mine) {
-            v = input_vector<kAdd, T>(reinterpret_cast<const V *>(x + row * x_stride),
-                                      kAdd ? reinterpret_cast<V *>(residual + row * res_stride)
-                                           : nullptr,
-                                      lane);
+            v = input_vector<kAdd, T>(
+                reinterpret_cast<const V *>(x + row * x_stride),
+                kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr, lane);
             sum_sq = sum_squares<T>(v);
         }
         const A rstd = reciprocal_sqrt(group_sum<G>(sum_sq) / A(hidden) + eps);
@@ -353,9 +358,11 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
             constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;
             int64_t resident;
             if constexpr (kAdd)
-                resident = resident_blocks(unaligned_add_kernel<T, W, kNV, kMax>, covering.threads, shared);
+                resident = resident_blocks(unaligned_add_kernel<T, W, kNV, kMax>, covering.threads,
+                                           shared);
             else
-                resident = resident_blocks(unaligned_kernel<T, W, kNV, kMax>, covering.threads, shared);
+                resident =
+                    resident_blocks(unaligned_kernel<T, W, kNV, kMax>, covering.threads, shared);
             // as many blocks as fit at once (measured faster than more), a multiple
             // of 8 (one phase per block), at most one per row
             const unsigned grid = unsigned(rows <= resident ? rows : resident / 8 * 8);
@@ -383,8 +390,7 @@ int rms_norm(const void *x, int64_t x_stride, const void *weight, void *y, int64
 
 template <typename T, typename W>
 int fused_add_rms_norm(void *x, int64_t x_stride, void *residual, int64_t res_stride,
-                       const void *weight, int64_t rows, int64_t hidden, double eps,
-                       void *stream) {
+                       const void *weight, int64_t rows, int64_t hidden, double eps, void *stream) {
     return rms_norm_rows<T, W, true>(static_cast<const T *>(x), x_stride,
                                      static_cast<T *>(residual), res_stride,
                                      static_cast<const W *>(weight), static_cast<T *>(x), rows,
@@ -407,8 +413,8 @@ int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype
                                    int64_t x_stride, void *residual, int64_t residual_stride,
                                    const void *weight, int64_t rows, int64_t hidden, double eps,
                                    void *stream) {
-    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::fused_add_rms_norm, x, x_stride,
-                             residual, residual_stride, weight, rows, hidden, eps, stream);
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::fused_add_rms_norm, x, x_stride, residual,
+                             residual_stride, weight, rows, hidden, eps, stream);
 }
 
 }  // extern "C"

@@ -73,7 +73,8 @@ inline unsigned rows_grid(int64_t rows) { return unsigned(rows < 0x7fffffff ? ro
 // that loop over rows (at least one per multiprocessor).
 template <typename Kernel> int64_t resident_blocks(Kernel kernel, int threads, size_t shared) {
     int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared) != cudaSuccess) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared) !=
+        cudaSuccess) {
         (void)cudaGetLastError();  // not the launch's error: clear it
         per_sm = 1;
     }
@@ -141,7 +142,8 @@ template <int G, typename A> __device__ __forceinline__ A group_sum(A v) {
 // Calls f(row, in_range) for every row this thread's group works on;
 // the loop is the same for the whole block, so shuffles over the full warp
 // are safe (lanes past the last row get in_range == false).
-template <int G, typename F> __device__ __forceinline__ void for_each_group_row(int64_t rows, F &&f) {
+template <int G, typename F> __device__ __forceinline__ void for_each_group_row(int64_t rows,
+                                                                                F &&f) {
     constexpr int per_block = kGroupThreads / G;
     const int slot = threadIdx.x / G;
     for (int64_t first = int64_t(blockIdx.x) * per_block; first < rows;

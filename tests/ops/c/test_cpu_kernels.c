@@ -130,9 +130,11 @@ static void test_conversions(void) {
     }
 #endif
     /* bf16: ties go to even, NaN stays NaN, overflow rounds to infinity. */
-    struct { uint32_t in; uint16_t out; } cases[] = {
-        {0x3f808000u, 0x3f80u}, {0x3f818000u, 0x3f82u}, {0x3f808001u, 0x3f81u},
-        {0x7f7fffffu, 0x7f80u}, {0x80000000u, 0x8000u}, {0x7fc00000u, 0x7fc0u}};
+    struct {
+        uint32_t in;
+        uint16_t out;
+    } cases[] = {{0x3f808000u, 0x3f80u}, {0x3f818000u, 0x3f82u}, {0x3f808001u, 0x3f81u},
+                 {0x7f7fffffu, 0x7f80u}, {0x80000000u, 0x8000u}, {0x7fc00000u, 0x7fc0u}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         if (my_ops_float_to_bf16(my_ops_bits_to_float(cases[i].in)) != cases[i].out) {
             fprintf(stderr, "FAIL float->bf16(0x%08x)\n", cases[i].in);
@@ -215,7 +217,8 @@ static void test_rms_norm(my_ops_dtype t, my_ops_dtype wt) {
     expect_ok("rms_norm", my_ops_rms_norm_cpu(t, wt, x, hidden, w, y, rows, hidden, eps));
     for (int64_t r = 0; r < rows; ++r) {
         double ms = 0, dot = 0;
-        for (int64_t j = 0; j < hidden; ++j) ms += get(t, x, r * hidden + j) * get(t, x, r * hidden + j);
+        for (int64_t j = 0; j < hidden; ++j)
+            ms += get(t, x, r * hidden + j) * get(t, x, r * hidden + j);
         const double rstd = 1 / sqrt(ms / hidden + eps);
         for (int64_t j = 0; j < hidden; ++j) {
             const int64_t i = r * hidden + j;
@@ -232,8 +235,8 @@ static void test_rms_norm(my_ops_dtype t, my_ops_dtype wt) {
 
     /* backward: grad_weight accumulates into double, for every dtype */
     void *dw_acc = calloc((size_t)hidden, sizeof(double));
-    expect_ok("rms_norm_backward",
-              my_ops_rms_norm_backward_cpu(t, wt, dy, hidden, x, hidden, w, dx, dw_acc, rows, hidden, eps));
+    expect_ok("rms_norm_backward", my_ops_rms_norm_backward_cpu(t, wt, dy, hidden, x, hidden, w, dx,
+                                                                dw_acc, rows, hidden, eps));
     for (int64_t r = 0; r < rows; ++r) {
         double ms = 0, dot = 0, abs_dot = 0;
         for (int64_t j = 0; j < hidden; ++j) {
@@ -259,8 +262,10 @@ static void test_rms_norm(my_ops_dtype t, my_ops_dtype wt) {
     for (int64_t j = 0; j < hidden; ++j) {
         got_dw[j] = ((double *)dw_acc)[j];
         dw_scale[j] = 0;
-        for (int64_t r = 0; r < rows; ++r) dw_scale[j] += fabs(get(t, dy, r * hidden + j) * get(t, x, r * hidden + j)) * 3;
-        if (!(fabs(got_dw[j] - want_dw[j]) <= (t == MY_OPS_FLOAT64 ? 1e-12 : 2e-5) * dw_scale[j])) dw_ok = 0;
+        for (int64_t r = 0; r < rows; ++r)
+            dw_scale[j] += fabs(get(t, dy, r * hidden + j) * get(t, x, r * hidden + j)) * 3;
+        if (!(fabs(got_dw[j] - want_dw[j]) <= (t == MY_OPS_FLOAT64 ? 1e-12 : 2e-5) * dw_scale[j]))
+            dw_ok = 0;
     }
     ++checks_run;
     if (!dw_ok) {
@@ -279,13 +284,16 @@ static void test_rms_norm(my_ops_dtype t, my_ops_dtype wt) {
     }
     for (int64_t r = 0; r < rows; ++r) {
         double ms = 0;
-        for (int64_t j = 0; j < hidden; ++j) ms += want_residual[r * hidden + j] * want_residual[r * hidden + j];
+        for (int64_t j = 0; j < hidden; ++j)
+            ms += want_residual[r * hidden + j] * want_residual[r * hidden + j];
         const double rstd = 1 / sqrt(ms / hidden + eps);
         for (int64_t j = 0; j < hidden; ++j)
             want[r * hidden + j] = want_residual[r * hidden + j] * rstd * get(wt, w, j);
     }
-    expect_ok("fused_add_rms_norm", my_ops_fused_add_rms_norm_cpu(t, wt, x, hidden, residual, hidden, w, rows, hidden, eps));
-    expect_close(with_weight("fused_add_rms_norm residual", t, wt), t, residual, want_residual, NULL, rows * hidden);
+    expect_ok("fused_add_rms_norm", my_ops_fused_add_rms_norm_cpu(t, wt, x, hidden, residual,
+                                                                  hidden, w, rows, hidden, eps));
+    expect_close(with_weight("fused_add_rms_norm residual", t, wt), t, residual, want_residual,
+                 NULL, rows * hidden);
     expect_close(with_weight("fused_add_rms_norm x", t, wt), t, x, want, NULL, rows * hidden);
 
     free(x), free(w), free(y), free(dy), free(dx), free(want), free(want_dw), free(scale);
@@ -295,9 +303,10 @@ static void test_rms_norm(my_ops_dtype t, my_ops_dtype wt) {
 /* Weight dtypes the RMSNorm kernels refuse: narrower than the rows, or wider than float32
  * (the caller converts those), or another 16-bit type. Nothing is written. */
 static void test_rms_norm_refused_weights(void) {
-    const my_ops_dtype pairs[][2] = {{MY_OPS_FLOAT32, MY_OPS_FLOAT16}, {MY_OPS_FLOAT32, MY_OPS_FLOAT64},
-                                     {MY_OPS_FLOAT64, MY_OPS_FLOAT32}, {MY_OPS_BFLOAT16, MY_OPS_FLOAT16},
-                                     {MY_OPS_FLOAT16, MY_OPS_BFLOAT16}, {MY_OPS_FLOAT16, MY_OPS_FLOAT64}};
+    const my_ops_dtype pairs[][2] = {
+        {MY_OPS_FLOAT32, MY_OPS_FLOAT16},  {MY_OPS_FLOAT32, MY_OPS_FLOAT64},
+        {MY_OPS_FLOAT64, MY_OPS_FLOAT32},  {MY_OPS_BFLOAT16, MY_OPS_FLOAT16},
+        {MY_OPS_FLOAT16, MY_OPS_BFLOAT16}, {MY_OPS_FLOAT16, MY_OPS_FLOAT64}};
     double x[4] = {1, 2, 3, 4}, w[4] = {1, 1, 1, 1}, y[4] = {0}, acc[4] = {0};
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i) {
         const my_ops_dtype t = pairs[i][0], wt = pairs[i][1];
@@ -328,7 +337,8 @@ static void test_silu_and_mul(my_ops_dtype t) {
         }
     expect_close("silu_and_mul", t, out, want, NULL, rows * d);
 
-    expect_ok("silu_and_mul_backward", my_ops_act_and_mul_backward_cpu(t, MY_OPS_SILU, dy, d, x, 2 * d, dx, rows, d));
+    expect_ok("silu_and_mul_backward",
+              my_ops_act_and_mul_backward_cpu(t, MY_OPS_SILU, dy, d, x, 2 * d, dx, rows, d));
     /* 1 + g * (1 - s) cancels near g = -1.28: scale the tolerance by its terms */
     double *scale = malloc(sizeof(double) * rows * 2 * d);
     for (int64_t r = 0; r < rows; ++r)
@@ -352,22 +362,29 @@ static void test_row_strides(my_ops_dtype t) {
     const size_t size = my_ops_dtype_size(t);
     void *dense = array(t, rows * 2 * hidden, -3, 3), *padded = array(t, rows * 2 * stride, -3, 3);
     for (int64_t r = 0; r < rows; ++r)
-        memcpy((char *)padded + (size_t)(r * stride) * size, (char *)dense + (size_t)(r * 2 * hidden) * size,
-               (size_t)(2 * hidden) * size);
-    void *w = array(t, hidden, 0.5, 1.5), *want = array(t, rows * 2 * hidden, 1, 0), *got = array(t, rows * 2 * hidden, 1, 0);
+        memcpy((char *)padded + (size_t)(r * stride) * size,
+               (char *)dense + (size_t)(r * 2 * hidden) * size, (size_t)(2 * hidden) * size);
+    void *w = array(t, hidden, 0.5, 1.5), *want = array(t, rows * 2 * hidden, 1, 0),
+         *got = array(t, rows * 2 * hidden, 1, 0);
     int same = 1;
-    expect_ok("rms_norm dense", my_ops_rms_norm_cpu(t, t, dense, 2 * hidden, w, want, rows, hidden, 1e-6));
-    expect_ok("rms_norm strided", my_ops_rms_norm_cpu(t, t, padded, stride, w, got, rows, hidden, 1e-6));
+    expect_ok("rms_norm dense",
+              my_ops_rms_norm_cpu(t, t, dense, 2 * hidden, w, want, rows, hidden, 1e-6));
+    expect_ok("rms_norm strided",
+              my_ops_rms_norm_cpu(t, t, padded, stride, w, got, rows, hidden, 1e-6));
     same = same && memcmp(want, got, (size_t)(rows * hidden) * size) == 0;
     const my_ops_activation acts[] = {MY_OPS_SILU, MY_OPS_GELU, MY_OPS_GELU_TANH};
     for (int a = 0; a < 3; ++a) {
-        expect_ok("act_and_mul dense", my_ops_act_and_mul_cpu(t, acts[a], dense, 2 * hidden, want, rows, hidden));
-        expect_ok("act_and_mul strided", my_ops_act_and_mul_cpu(t, acts[a], padded, stride, got, rows, hidden));
+        expect_ok("act_and_mul dense",
+                  my_ops_act_and_mul_cpu(t, acts[a], dense, 2 * hidden, want, rows, hidden));
+        expect_ok("act_and_mul strided",
+                  my_ops_act_and_mul_cpu(t, acts[a], padded, stride, got, rows, hidden));
         same = same && memcmp(want, got, (size_t)(rows * hidden) * size) == 0;
         expect_ok("act_and_mul_backward dense",
-                  my_ops_act_and_mul_backward_cpu(t, acts[a], dense, 2 * hidden, dense, 2 * hidden, want, rows, hidden));
+                  my_ops_act_and_mul_backward_cpu(t, acts[a], dense, 2 * hidden, dense, 2 * hidden,
+                                                  want, rows, hidden));
         expect_ok("act_and_mul_backward strided",
-                  my_ops_act_and_mul_backward_cpu(t, acts[a], padded, stride, padded, stride, got, rows, hidden));
+                  my_ops_act_and_mul_backward_cpu(t, acts[a], padded, stride, padded, stride, got,
+                                                  rows, hidden));
         same = same && memcmp(want, got, (size_t)(rows * 2 * hidden) * size) == 0;
     }
     ++checks_run;
@@ -375,7 +392,8 @@ static void test_row_strides(my_ops_dtype t) {
         fprintf(stderr, "FAIL row strides [%s]\n", dtype_name(t));
         ++checks_failed;
     }
-    if (my_ops_act_and_mul_cpu(t, (my_ops_activation)7, dense, 2 * hidden, got, rows, hidden) != MY_OPS_BAD_ARGUMENT) {
+    if (my_ops_act_and_mul_cpu(t, (my_ops_activation)7, dense, 2 * hidden, got, rows, hidden) !=
+        MY_OPS_BAD_ARGUMENT) {
         fprintf(stderr, "FAIL unknown activation not rejected\n");
         ++checks_failed;
     }
@@ -402,8 +420,9 @@ static void test_exp_f32(void) {
         if (!(rel <= worst)) worst = rel, worst_x = x, worst_got = got, worst_want = want;
     }
     check(worst <= 2e-7, "exp_f32 relative error <= 2e-7", worst_x, worst_got, worst_want);
-    const float limits[][2] = {{0.0f, 1.0f}, {-0.0f, 1.0f}, {88.73f, INFINITY}, {1000.0f, INFINITY},
-                               {INFINITY, INFINITY}, {-87.0f, 0.0f}, {-1000.0f, 0.0f}, {-INFINITY, 0.0f}};
+    const float limits[][2] = {{0.0f, 1.0f},        {-0.0f, 1.0f},        {88.73f, INFINITY},
+                               {1000.0f, INFINITY}, {INFINITY, INFINITY}, {-87.0f, 0.0f},
+                               {-1000.0f, 0.0f},    {-INFINITY, 0.0f}};
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; ++i) {
         const float got = my_ops_exp_f32(limits[i][0]);
         check(got == limits[i][1], "exp_f32 limit", limits[i][0], got, limits[i][1]);

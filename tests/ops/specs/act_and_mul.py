@@ -40,7 +40,8 @@ def _unit(name, extra, module):
         "sliced": lambda d: (torch.randn(5, 24, device=d)[:, 4:20], *extra),
     }
     bad = [
-        BadCall("odd", lambda d: (t(3, 7, device=d), *extra), r"expected the last dimension of x to be even, but got 7"),
+        BadCall("odd", lambda d: (t(3, 7, device=d), *extra),
+                r"expected the last dimension of x to be even, but got 7"),
         BadCall("0-D", lambda d: (t(device=d), *extra), r"expected x to have at least 1 dimension"),
         BadCall("int16", lambda d: (t(2, 4, dtype=torch.int16, device=d), *extra),
                 rf"expected x to be {FLOAT_OR}, but got torch.int16"),
