@@ -21,7 +21,7 @@ from my_ops import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/
-from bench_host import per_call_us as _timed  # noqa: E402
+from bench_host import interleaved_us, per_call_us as _timed  # noqa: E402
 
 
 def per_call_us(fn, device: torch.device) -> float:
@@ -95,16 +95,20 @@ def main() -> None:
     # grad mode, x requires grad: the forward call and its graph node (no backward)
     xg = x.clone().requires_grad_()
     record = runtime._RECORD[op]
+    below = compat.call_below_autograd
+    detach_record = compat.record_apply(_Detach)  # recorded as the runtime records its Functions
     grad_pieces = {
-        "op(x, w, eps) through its Autograd kernel": lambda: op(xg, w, 1e-6),
-        "rms_norm's autograd.Function, recorded": lambda: record(xg, w, 1e-6),
-        "an autograd.Function that only detaches": lambda: _Detach.apply(xg),
-        "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(xg, w, 1e-6),
         "F.rms_norm(x, (4096,), w, eps)": lambda: F.rms_norm(xg, (4096,), w, 1e-6),
+        "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(xg, w, 1e-6),
+        "rms_norm's autograd.Function, recorded": lambda: record(xg, w, 1e-6),
+        "an autograd.Function that only detaches": lambda: detach_record(xg),
+        "the op below autograd (its call in the Function)": lambda: below(op, (xg, w, 1e-6)),
+        "op(x, w, eps) through its Autograd kernel": lambda: op(xg, w, 1e-6),
     }
-    print("microseconds per call with x requiring grad")
-    for name, fn in grad_pieces.items():
-        print(f"{per_call_us(fn, torch.device(device)):8.2f}  {name}")
+    # in turns (bench_host.interleaved_us), so the ratios hold on a drifting host
+    print("microseconds per call with x requiring grad, timed in turns")
+    for name, us in interleaved_us(grad_pieces, torch.device(device)).items():
+        print(f"{us:8.2f}  {name}")
     if device == "cuda":
         torch.cuda.synchronize()
 

@@ -71,6 +71,14 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
     // than read again from L1 for each row.
     constexpr bool kPrefetch = kMaxThreads <= kRowThreads;
     constexpr bool kHoldWeight = kPrefetch && std::is_same<T, W>::value;
+    // Nor, at the widest layout of 16-bit rows (8 vectors of 8 columns a
+    // thread), for holding the row: x, dy and the dweight sums of 64 columns
+    // need more than the 128 registers a 512-thread block leaves a thread,
+    // and spilled. There the dx pass reads x and dy again, from L2, where
+    // the sums' pass left them.
+    constexpr bool kHoldRow = !(NV == 8 && sizeof(T) == 2);
+    static_assert(kHoldRow || !kPrefetch, "a prefetched row is a held row");
+    constexpr int kHeld = kHoldRow ? NV : 1;
     const int nvec = int(hidden / V::size);
     const WV *w_row = reinterpret_cast<const WV *>(weight);
     WV w_held[kHoldWeight ? NV : 1];  // this thread's weight vectors, the same for every row
@@ -92,10 +100,25 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
 
     __shared__ Pair2<A> pair_scratch[32];
     int64_t row = blockIdx.x;
-    V xs[NV], dys[NV], next_x[kPrefetch ? NV : 1], next_dy[kPrefetch ? NV : 1];
-    auto load = [&](V(&x_held)[NV], V(&dy_held)[NV], int64_t r) {
-        load_row(x_held, reinterpret_cast<const V *>(x + r * x_stride), nvec);
-        load_row(dy_held, reinterpret_cast<const V *>(grad_out + r * dy_stride), nvec);
+    V xs[kHeld], dys[kHeld], next_x[kPrefetch ? NV : 1], next_dy[kPrefetch ? NV : 1];
+    auto load = [&](V(&x_held)[kHeld], V(&dy_held)[kHeld], int64_t r) {
+        if constexpr (kHoldRow) {
+            load_row(x_held, reinterpret_cast<const V *>(x + r * x_stride), nvec);
+            load_row(dy_held, reinterpret_cast<const V *>(grad_out + r * dy_stride), nvec);
+        }
+    };
+    // vector i (the k-th of this thread) of row r's x and dy: held, or read
+    auto x_vec = [&](int k, int i, int64_t r) -> V {
+        if constexpr (kHoldRow)
+            return xs[k];
+        else
+            return reinterpret_cast<const V *>(x + r * x_stride)[i];
+    };
+    auto dy_vec = [&](int k, int i, int64_t r) -> V {
+        if constexpr (kHoldRow)
+            return dys[k];
+        else
+            return reinterpret_cast<const V *>(grad_out + r * dy_stride)[i];
     };
     if constexpr (kPrefetch)
         if (row < rows) load(xs, dys, row);
@@ -109,7 +132,9 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) add_backward_sums<T>(xs[k], dys[k], weight_vec(k, i), sum_sq, dot);
+            if (i < nvec)
+                add_backward_sums<T>(x_vec(k, i, row), dy_vec(k, i, row), weight_vec(k, i), sum_sq,
+                                     dot);
         }
         const Pair2<A> sums = block_sum2(sum_sq, dot, pair_scratch);
         const A rstd = reciprocal_sqrt(sums.a / A(hidden) + eps);
@@ -119,11 +144,12 @@ rms_norm_backward_vec_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec)
-                dx_row[i] = backward_dx<T>(xs[k], dys[k], weight_vec(k, i), rstd, coef, dweight[k]);
+                dx_row[i] = backward_dx<T>(x_vec(k, i, row), dy_vec(k, i, row), weight_vec(k, i),
+                                           rstd, coef, dweight[k]);
         }
         if constexpr (kPrefetch)
 #pragma unroll
-            for (int k = 0; k < NV; ++k) {
+            for (int k = 0; k < kHeld; ++k) {
                 xs[k] = next_x[k];
                 dys[k] = next_dy[k];
             }
