@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import my_ops
-from conftest import LAYOUTS, assert_matches, make_input, requires_cuda
+from conftest import LAYOUTS, assert_matches, make_input
 
 SHAPES = [(0,), (1,), (7,), (1000,), (3, 333), (2, 3, 4097), (1 << 18) + 3]
 
@@ -83,67 +83,8 @@ def test_add_out_in_place(dtype, device):
 # (specs/elementwise.py), run by test_op_specs.py and test_rules.py.
 
 
-# -------------------------------------------------------------- bad input
-def test_integer_dtype_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.short_kernel: expected x to be a float32, float64, float16 or "
-                                           r"bfloat16 tensor, but got torch.int64"):
-        my_ops.short_kernel(torch.arange(4, device=device))
-
-
-def test_mixed_dtypes_rejected(device):
-    a = torch.randn(4, device=device)
-    with pytest.raises(RuntimeError, match=r"my_ops.mul: expected b to have the same dtype as a \(torch.float32\), but "
-                                           r"got torch.float64"):
-        my_ops.mul(a, a.double())
-
-
-def test_shape_mismatch_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.muladd: expected b to have the same shape as a \[3, 4\], but got "
-                                           r"\[4, 3\]"):
-        my_ops.muladd(torch.randn(3, 4, device=device), torch.randn(4, 3, device=device), 1.0)
-
-
-@requires_cuda()
-def test_mixed_devices_rejected():
-    with pytest.raises(RuntimeError, match=r"my_ops.mul: expected b to be on the same device as a \(cuda:0\), but got "
-                                           r"cpu"):
-        my_ops.mul(torch.randn(4, device="cuda"), torch.randn(4))
-
-
-def test_add_out_wrong_shape_rejected_and_nothing_written(device):
-    a, b = torch.randn(3, 4, device=device), torch.randn(3, 4, device=device)
-    out = torch.randn(4, 3, device=device)
-    before = out.clone()
-    with pytest.raises(RuntimeError, match=r"my_ops.add_out: expected out to have the same shape as a \[3, 4\], but "
-                                           r"got \[4, 3\]"):
-        my_ops.add_out(a, b, out)
-    assert torch.equal(out, before)
-
-
-def test_add_out_wrong_dtype_rejected(device):
-    a = torch.randn(5, device=device)
-    with pytest.raises(RuntimeError, match=r"my_ops.add_out: expected out to have the same dtype as a "
-                                           r"\(torch.float32\), but got torch.float16"):
-        my_ops.add_out(a, a, torch.empty(5, device=device, dtype=torch.half))
-
-
-@requires_cuda()
-def test_add_out_wrong_device_rejected():
-    a = torch.randn(5, device="cuda")
-    with pytest.raises(RuntimeError, match=r"my_ops.add_out: expected out to be on the same device as a \(cuda:0\), "
-                                           r"but got cpu"):
-        my_ops.add_out(a, a, torch.empty(5))
-
-
-def test_add_out_expanded_out_rejected(device):
-    a = torch.randn(4, 3, device=device)
-    out = torch.zeros(1, 3, device=device).expand(4, 3)
-    with pytest.raises(RuntimeError, match=r"my_ops.add_out: out is written in place, so its elements must not share "
-                                           r"memory"):
-        my_ops.add_out(a, a, out)
-
-
-def test_add_out_requires_grad_rejected(device):
+# ------------------------------------------------------------ add_out and grad
+def test_add_out_requires_grad_rejected_but_allowed_under_no_grad(device):
     a = torch.randn(3, device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"my_ops.add_out: argument 'a' requires grad, but my_ops.add_out writes its "
                                            r"arguments in place"):
@@ -152,9 +93,3 @@ def test_add_out_requires_grad_rejected(device):
         out = torch.empty(3, device=device)
         my_ops.add_out(a, a, out)
     assert_matches(out, 2 * a.detach().double(), torch.float32)
-
-
-def test_add_out_partial_overlap_rejected(device):
-    buffer = torch.randn(10, device=device)
-    with pytest.raises(RuntimeError, match=r"my_ops.add_out: out overlaps a without being the same tensor"):
-        my_ops.add_out(buffer[:8], torch.randn(8, device=device), buffer[2:])

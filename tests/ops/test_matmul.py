@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import my_ops
-from conftest import LAYOUTS, TOLERANCES, assert_matches, make_input, requires_cuda
+from conftest import LAYOUTS, TOLERANCES, assert_matches, make_input
 
 # Edges of the 64 x 64 x 16 CUDA tiles and the 64 x 256 x 128 CPU blocks.
 SHAPES = [(1, 1, 1), (3, 0, 4), (0, 5, 3), (5, 7, 3), (64, 16, 64), (65, 17, 63), (70, 150, 300), (130, 257, 129)]
@@ -36,32 +36,6 @@ def test_matmul_gradcheck(device):
 def test_matmul_empty_inner_dimension_is_zero(device):
     out = my_ops.matmul(torch.randn(3, 0, device=device), torch.randn(0, 4, device=device))
     assert torch.equal(out, torch.zeros(3, 4, device=device))
-
-
-def test_inner_dimension_mismatch_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to have 4 rows \(the columns of a\), but got "
-                                           r"shape \[5, 2\]"):
-        my_ops.matmul(torch.randn(3, 4, device=device), torch.randn(5, 2, device=device))
-
-
-def test_non_2d_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be 2-D, but got 3-D shape \[2, 3, 4\]"):
-        my_ops.matmul(torch.randn(2, 3, 4, device=device), torch.randn(4, 2, device=device))
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be 2-D, but got 1-D shape \[4\]"):
-        my_ops.matmul(torch.randn(3, 4, device=device), torch.randn(4, device=device))
-
-
-def test_matmul_integer_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected a to be a float32, float64, float16 or bfloat16 "
-                                           r"tensor, but got torch.int32"):
-        my_ops.matmul(torch.ones(2, 2, dtype=torch.int32, device=device), torch.ones(2, 2, device=device))
-
-
-@requires_cuda()
-def test_matmul_mixed_devices_rejected():
-    with pytest.raises(RuntimeError, match=r"my_ops.matmul: expected b to be on the same device as a \(cuda:0\), but "
-                                           r"got cpu"):
-        my_ops.matmul(torch.randn(2, 2, device="cuda"), torch.randn(2, 2))
 
 
 # ------------------------------------------------------------ torch.autocast

@@ -181,87 +181,9 @@ def test_qk_norm_of_fused_projection(head_dim, dtype, device):
     assert torch.equal(qkv, before)
 
 
-# opcheck samples and bad calls: the specs (specs/rms_norm.py), run by
-# test_op_specs.py and test_rules.py.
-
-
-# -------------------------------------------------------------- bad input
-def test_weight_wrong_length_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to have shape \[8\] \(the last dimension "
-                                           r"of x\), but got \[7\]"):
-        my_ops.rms_norm(torch.randn(2, 8, device=device), torch.ones(7, device=device))
-
-
-def test_weight_mixed_dtype_rejected(device):
-    # a wider weight is accepted (test_mixed_precision_weights.py); another 16-bit one is not
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to have the same dtype as x "
-                                           r"\(torch.bfloat16\) or a wider float dtype \(torch.float32, "
-                                           r"torch.float64\), but got torch.float16"):
-        my_ops.rms_norm(torch.randn(2, 8, device=device, dtype=torch.bfloat16),
-                        torch.ones(8, device=device, dtype=torch.float16))
-
-
-def test_integer_x_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected x to be a float32, float64, float16 or bfloat16 "
-                                           r"tensor, but got torch.int64"):
-        my_ops.rms_norm(torch.ones(2, 8, dtype=torch.long, device=device), torch.ones(8, device=device))
-
-
-def test_zero_dim_x_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected x to have at least 1 dimension"):
-        my_ops.rms_norm(torch.tensor(1.0, device=device), torch.ones(1, device=device))
-
-
-def test_negative_eps_rejected(device):
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected eps to be a finite number >= 0, but got -1"):
-        my_ops.rms_norm(torch.randn(2, 8, device=device), torch.ones(8, device=device), -1.0)
-
-
-@requires_cuda()
-def test_weight_on_other_device_rejected():
-    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected weight to be on the same device as x "
-                                           r"\(cuda:0\), but got cpu"):
-        my_ops.rms_norm(torch.randn(2, 8, device="cuda"), torch.ones(8))
-
-
-def test_fused_residual_shape_mismatch_rejected_and_nothing_written(device):
-    x, residual = torch.randn(4, 8, device=device), torch.randn(2, 8, device=device)
-    x0, r0 = x.clone(), residual.clone()
-    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to have the same shape as x "
-                                           r"\[4, 8\], but got \[2, 8\]"):
-        my_ops.fused_add_rms_norm(x, residual, torch.ones(8, device=device))
-    assert torch.equal(x, x0) and torch.equal(residual, r0)
-
-
-def test_fused_weight_wrong_length_rejected_and_nothing_written(device):
-    x, residual = torch.randn(4, 8, device=device), torch.randn(4, 8, device=device)
-    x0, r0 = x.clone(), residual.clone()
-    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected weight to have shape \[8\]"):
-        my_ops.fused_add_rms_norm(x, residual, torch.ones(9, device=device))
-    assert torch.equal(x, x0) and torch.equal(residual, r0)
-
-
-def test_fused_aliasing_rejected(device):
-    x = torch.randn(4, 8, device=device)
-    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: x and residual must not share memory"):
-        my_ops.fused_add_rms_norm(x, x, torch.ones(8, device=device))
-    buffer = torch.randn(5, 8, device=device)
-    with pytest.raises(RuntimeError, match=r"x and residual must not share memory, but they overlap"):
-        my_ops.fused_add_rms_norm(buffer[:4], buffer[1:], torch.ones(8, device=device))
-
-
-def test_fused_requires_grad_rejected(device):
-    x = torch.randn(4, 8, device=device)
-    residual = torch.randn(4, 8, device=device, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: argument 'residual' requires grad"):
-        my_ops.fused_add_rms_norm(x, residual, torch.ones(8, device=device))
-
-
-@requires_cuda()
-def test_fused_mixed_devices_rejected():
-    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: expected residual to be on the same device as "
-                                           r"x \(cuda:0\), but got cpu"):
-        my_ops.fused_add_rms_norm(torch.randn(2, 8, device="cuda"), torch.randn(2, 8), torch.ones(8, device="cuda"))
+# opcheck samples and bad calls (refused with their messages, nothing
+# written, on every device; mixed devices either way): the specs
+# (specs/rms_norm.py), run by test_op_specs.py and test_rules.py.
 
 
 # ---------------------------------------------------- higher-order gradients
