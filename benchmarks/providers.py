@@ -77,7 +77,8 @@ def fused_add_rms_norm(device_type: str) -> dict:
 
 def act_and_mul(op: str, device_type: str, *extra) -> dict:
     """silu_and_mul, or gelu_and_mul with extra = (approximate,)."""
-    eager = silu_and_mul_eager if op == "silu_and_mul" else gelu_and_mul_eager
+    # (a new activation names its eager form here: no silent fallback to another's)
+    eager = {"silu_and_mul": silu_and_mul_eager, "gelu_and_mul": gelu_and_mul_eager}[op]
     providers = {
         "my_ops": lambda x: getattr(my_ops, op)(x, *extra),
         "eager": lambda x: eager(x, *extra),

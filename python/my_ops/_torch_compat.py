@@ -48,7 +48,7 @@ if below_autograd is not None:
         with below_autograd():
             return op(*args)
 else:
-    # missing: ops.py registers its formulas through register_autograd, whose
+    # missing: _runtime.py registers its formulas through register_autograd, whose
     # Autograd kernel passes calls that record nothing on
     def call_below_autograd_traced(op, args):
         return op(*args)

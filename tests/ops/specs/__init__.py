@@ -4,7 +4,7 @@ One `OpSpec` per op (or per variant of an op, such as an activation's two
 `approximate` modes), in a module per op family: `specs/<family>.py` holds a
 list `SPECS`. `ALL` is every spec of every module in this package, found by
 importing them, so no test lists ops: the shared tests (tests/ops/test_rules.py,
-test_call_paths.py, test_opcheck.py, ...) parametrize over `ALL` or over the
+test_call_paths.py, test_op_specs.py, ...) parametrize over `ALL` or over the
 specs with a trait, and adding an op is one entry in its family's module.
 
 A spec describes its op by
