@@ -24,7 +24,7 @@ _FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 # (shape inference). Mixing them is refused by `like=`.
 _DEVICES = ("cpu", "cuda", "meta")
 # The float dtypes wider than each (holding each of its values), narrowest first: `like_or_wider=`.
-WIDER = {torch.float16: (torch.float32, torch.float64), torch.bfloat16: (torch.float32, torch.float64),
+_WIDER = {torch.float16: (torch.float32, torch.float64), torch.bfloat16: (torch.float32, torch.float64),
           torch.float32: (torch.float64,)}
 
 
@@ -120,6 +120,14 @@ def check(op: str, *args) -> None:
                     _fail(op, f"expected {p.name} to be {expected}, but got '{a}'")
 
 
+def check_dtype(op: str, name: str, t: Tensor, ref_name: str, ref: Tensor, or_wider: bool) -> None:
+    """`like=` / `like_or_wider=`'s dtype test and message (also the Triton op's weight check)."""
+    wider = _WIDER.get(ref.dtype, ()) if or_wider else ()
+    also = f" or a wider float dtype ({', '.join(map(str, wider))})" if wider else ""
+    _check(t.dtype == ref.dtype or t.dtype in wider, lambda: f"my_ops.{op}: expected {name} to have "
+                 f"the same dtype as {ref_name} ({ref.dtype}){also}, but got {t.dtype}")
+
+
 # The clauses about memory: which elements a call writes and reads.
 _MEMORY = ("written", "apart", "apart_or_same")
 
@@ -141,10 +149,7 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
         ref = args.get(c.ref)
         r = c.ref
         if c.key in ("like", "like_or_wider"):
-            wider = WIDER.get(ref.dtype, ()) if c.key == "like_or_wider" else ()
-            also = f" or a wider float dtype ({', '.join(map(str, wider))})" if wider else ""
-            _check(t.dtype == ref.dtype or t.dtype in wider, lambda: f"my_ops.{op}: expected {n} to have "
-                         f"the same dtype as {r} ({ref.dtype}){also}, but got {t.dtype}")
+            check_dtype(op, n, t, r, ref, or_wider=c.key == "like_or_wider")
             _check(t.device == ref.device, lambda: f"my_ops.{op}: expected {n} to be on the "
                          f"same device as {r} ({ref.device}), but got {t.device}")
         elif c.key == "dim>=":

@@ -80,10 +80,7 @@ def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | No
         if t.device != x.device:
             fail(f"expected {name} to be on the same device as x ({x.device}), but got {t.device}")
     # the weight as my_ops.rms_norm takes it: x's dtype or wider (a float32 weight beside bf16 x)
-    wider = _rules.WIDER.get(x.dtype, ())
-    if weight.dtype != x.dtype and weight.dtype not in wider:
-        also = f" or a wider float dtype ({', '.join(map(str, wider))})" if wider else ""
-        fail(f"expected weight to have the same dtype as x ({x.dtype}){also}, but got {weight.dtype}")
+    _rules.check_dtype(op, "weight", weight, "x", x, or_wider=True)
     if x.dim() < 1:
         fail("expected x to have at least 1 dimension, but got a 0-D tensor")
     if weight.dim() != 1 or weight.shape[0] != x.shape[-1]:
