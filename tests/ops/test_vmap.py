@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+import my_ops
 import specs
 from conftest import assert_matches, make_input
 
@@ -115,8 +116,6 @@ def test_vmap_runs_row_wise_ops_once(spec, device):
 
 def test_vmap_of_an_empty_batch(device):
     """A batch of no samples: an empty result of the per-sample shape."""
-    import my_ops
-
     x = torch.randn(0, 3, 8, device=device)
     w = torch.randn(0, 8, device=device)  # batched weight: the per-sample road
     with torch.no_grad():
@@ -127,8 +126,6 @@ def test_vmap_of_an_empty_batch(device):
 def test_vmap_refuses_samples_that_are_not_rows(device):
     """A batch of 0-D samples is not a batch of rows: refused as the op
     refuses a 0-D x (the batch is not taken for the hidden dimension)."""
-    import my_ops
-
     x, w = torch.randn(4, device=device), torch.randn(4, device=device)
     with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected x to have at least 1 dimension"):
         torch.vmap(my_ops.rms_norm, in_dims=(0, None))(x, w)
@@ -137,8 +134,6 @@ def test_vmap_refuses_samples_that_are_not_rows(device):
 
 
 def test_vmap_refusals_name_the_shapes_of_a_sample(device):
-    import my_ops
-
     with pytest.raises(RuntimeError, match=r"my_ops.mul: expected b to have the same shape as a \[4\], but got \[5\]"):
         torch.vmap(my_ops.mul)(torch.randn(3, 4, device=device), torch.randn(3, 5, device=device))
 
@@ -147,8 +142,6 @@ def test_vmap_per_sample_writes_must_not_overlap(device):
     """With a batched weight the in-place op runs once per sample; samples
     that share memory (an expanded x, x and residual views of one buffer) are
     refused first, as a single call over the batch refuses them."""
-    import my_ops
-
     B, H = 3, 8
     w = torch.randn(B, H, device=device)
 
