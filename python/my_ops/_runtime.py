@@ -113,22 +113,38 @@ def _call(op, tensors, *args):
                     # and the gradient would not reach the caller's tensors.
                     if _state.in_formula:
                         return _FUNCTIONS[op].apply(*args)
-                    return _RECORD[op](*args)
+                    try:
+                        return _RECORD[op](*args)
+                    except RuntimeError:
+                        # torch refuses to save an inference tensor for backward (one
+                        # made under inference_mode, used outside it beside a weight
+                        # that requires grad); its own ops save tensors computed from
+                        # it. Looked for only once a call failed: the scan costs host time.
+                        if not _has_inference_tensor(args):
+                            raise
+                    return _RECORD[op](*_copies_of_inference_tensors(args))
         return _below_autograd(op, args)  # nothing to record
     except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
         reraise_explained(op, tensors, failure)
 
 
+def _has_inference_tensor(args) -> bool:
+    for a in args:
+        if isinstance(a, Tensor) and a.is_inference():
+            return True
+    return False
+
+
+def _copies_of_inference_tensors(args) -> tuple:
+    return tuple(a.clone() if isinstance(a, Tensor) and a.is_inference() else a for a in args)
+
+
 def _saving_copies_of_inference_tensors(setup):
-    """setup_context, given a copy of each inference tensor among the inputs:
-    torch refuses to save an inference tensor for backward (one made under
-    inference_mode, used outside it beside a weight that requires grad); its
-    own ops save tensors computed from it instead."""
+    """setup_context, given a copy of each inference tensor among the inputs
+    (which torch refuses to save for backward, see _call)."""
     def setup_context(ctx, inputs, output):
-        for a in inputs:
-            if isinstance(a, Tensor) and a.is_inference():
-                inputs = tuple(b.clone() if isinstance(b, Tensor) and b.is_inference() else b for b in inputs)
-                break
+        if _has_inference_tensor(inputs):
+            inputs = _copies_of_inference_tensors(inputs)
         setup(ctx, inputs, output)
 
     return setup_context
@@ -154,6 +170,17 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
     # (register_autograd's own Function lacks them: pytorch#168393).
     save = _saving_copies_of_inference_tensors(setup_context)  # (the class body cannot see a name it assigns)
 
+    def run_backward(ctx, *grads):
+        outer = _state.in_formula
+        try:
+            _state.in_formula = True
+            return backward(ctx, *grads)
+        finally:
+            _state.in_formula = outer
+
+    def refuse_jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd) comes here
+        raise _forward_ad_error(op)
+
     class Function(torch.autograd.Function):
         generate_vmap_rule = True
 
@@ -165,27 +192,32 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
             return (_below_autograd_traced if _is_compiling() else _below_autograd)(op, args)
 
         setup_context = staticmethod(save)
+        backward = staticmethod(run_backward)
+        jvp = staticmethod(refuse_jvp)
+
+    class EagerFunction(torch.autograd.Function):
+        """The same graph node for the Python API's plain eager calls (no
+        torch.func transform, nothing compiling, no inference tensor to copy):
+        forward and setup_context in one Python call, the form torch.func
+        cannot take."""
 
         @staticmethod
-        def backward(ctx, *grads):
-            outer = _state.in_formula
-            try:
-                _state.in_formula = True
-                return backward(ctx, *grads)
-            finally:
-                _state.in_formula = outer
+        def forward(ctx, *args):
+            output = _below_autograd(op, args)
+            setup_context(ctx, args, output)
+            return output
 
-        @staticmethod
-        def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd) comes here
-            raise _forward_ad_error(op)
+        backward = staticmethod(run_backward)
+        jvp = staticmethod(refuse_jvp)
 
     Function.__name__ = Function.__qualname__ = f"{name}_function"
+    EagerFunction.__name__ = EagerFunction.__qualname__ = f"{name}_function"
     # Function.apply, minus its Python preamble (binding the arguments with
     # inspect.signature, which costs as much as the call, and the hand-over
     # to torch.func): for calls where no torch.func transform is active.
     record = _compat.record_apply(Function)
     _FUNCTIONS[op] = Function
-    _RECORD[op] = record
+    _RECORD[op] = _compat.record_apply(EagerFunction)
     if not _AUTOGRAD_KERNEL:
         # torch's own Autograd kernel for the same formulas; torch.func over a
         # torch.ops call then fails in torch's check (pytorch#168393), and the

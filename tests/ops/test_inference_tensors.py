@@ -45,19 +45,53 @@ def test_allowed_inside_inference_mode(spec):
         assert_matches(args[names.index(name)], w, torch.float32, scale=2)
 
 
+def _beside_inputs_that_require_grad():
+    """(spec, argument) for each tensor argument of each differentiable op
+    that has another tensor argument to require grad beside it."""
+    cases = []
+    for spec in specs.where(differentiable=True):
+        args = spec.resolve(torch.randn(spec.input_shape, dtype=torch.float64))
+        names = spec.argument_names()
+        tensors = [names[i] for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+        if len(tensors) > 1:
+            cases += [pytest.param(spec, name, id=f"{spec.id} {name}") for name in tensors]
+    return cases
+
+
 @pytest.mark.parametrize("through", ["api", "torch.ops"])
-def test_inference_input_beside_a_weight_that_requires_grad(through):
+@pytest.mark.parametrize("spec, argument", _beside_inputs_that_require_grad())
+def test_inference_input_beside_inputs_that_require_grad(spec, argument, through):
     """An input made under inference_mode (e.g. precomputed features), used
-    outside it beside a weight that requires grad: torch refuses to save it
-    for backward, and my_ops saves a copy, as torch's own ops work here."""
+    outside it beside inputs that require grad: torch refuses to save it for
+    backward, and my_ops saves a copy, as torch's own ops work here."""
+    args = list(spec.resolve(torch.randn(spec.input_shape, dtype=torch.float64)))
+    index = spec.argument_names().index(argument)
     with torch.inference_mode():
-        x = torch.randn(3, 8, dtype=torch.float64)
-    weight = (torch.rand(8, dtype=torch.float64) + 0.5).requires_grad_()
+        args[index] = args[index].clone()
+    others = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and i != index]
+    for i in others:
+        args[i] = args[i].detach().clone().requires_grad_()
+    out = (spec.api if through == "api" and spec.api else spec.op)(*args)
+    outs = out if isinstance(out, tuple) else (out,)
+    cotangents = [torch.randn_like(o) for o in outs]
+    got = torch.autograd.grad(outs, [args[i] for i in others], cotangents)
+    plain = [a.clone() if i == index else a for i, a in enumerate(args)]  # (a clone is a normal tensor)
+    want_outs = spec.reference(*plain)
+    want_outs = want_outs if isinstance(want_outs, tuple) else (want_outs,)
+    for o, w in zip(outs, want_outs):
+        torch.testing.assert_close(o, w.to(o.dtype))
+    want = torch.autograd.grad(want_outs, [plain[i] for i in others], cotangents)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("through", ["api", "torch.ops"])
+def test_refused_call_with_an_inference_input_names_the_rule(through):
+    """A call that breaks a rule fails with the rule's message when an
+    inference tensor is among its inputs and another requires grad (the
+    inference tensor's copy is made only for a call that failed)."""
+    x = _inference(3, 8)
+    weight = torch.rand(7, requires_grad=True)
     fn = my_ops.rms_norm if through == "api" else torch.ops.my_ops.rms_norm
-    fn(x, weight, 1e-6).sum().backward()
-    want = weight.detach().clone().requires_grad_()
-    torch.nn.functional.rms_norm(x, (8,), want, 1e-6).sum().backward()
-    torch.testing.assert_close(weight.grad, want.grad, rtol=1e-12, atol=1e-12)
-    b = torch.randn(3, 8, dtype=torch.float64, requires_grad=True)
-    (my_ops.mul if through == "api" else torch.ops.my_ops.mul)(x, b).sum().backward()
-    torch.testing.assert_close(b.grad, x.clone(), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match=r"my_ops\.rms_norm: expected weight"):
+        fn(x, weight, 1e-6)
