@@ -56,16 +56,20 @@ else:
 _set_excluded = _private(torch._C, "_dispatch_tls_set_dispatch_key_excluded")
 _is_excluded = _private(torch._C, "_dispatch_tls_is_dispatch_key_excluded")
 _AUTOGRAD_KEY = getattr(getattr(torch._C, "DispatchKey", None), "AutogradFunctionality", None)
-if _set_excluded is not None and _is_excluded is not None and _AUTOGRAD_KEY is not None:
+# An op overload's _op: the C++ operator call that OpOverload.__call__ makes,
+# without that Python frame (a tenth of a small op's host time).
+_has_op_call = "_op" not in _HIDDEN and hasattr(torch.ops.aten.detach.default, "_op")
+if _set_excluded is not None and _is_excluded is not None and _AUTOGRAD_KEY is not None and _has_op_call:
     def call_below_autograd(op, args):
         if _is_excluded(_AUTOGRAD_KEY):  # already below autograd (nested calls)
-            return op(*args)
+            return op._op(*args)
         try:  # (set inside: an interrupt between the two calls must not leave it set)
             _set_excluded(_AUTOGRAD_KEY, True)
-            return op(*args)
+            return op._op(*args)
         finally:
             _set_excluded(_AUTOGRAD_KEY, False)
 else:
+    # missing any of them: the guard, or without that the op's Autograd kernel
     call_below_autograd = call_below_autograd_traced
 
 _transforms_active = _private(torch._C, "_are_functorch_transforms_active")

@@ -83,6 +83,8 @@ CASES = {
         None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
     "_dispatch_tls_is_dispatch_key_excluded": (  # torch._ops uses it
         None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
+    "_op": (  # OpOverload.__call__ calls it
+        None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
     "_are_functorch_transforms_active": (  # torch.autograd.Function.apply uses it
         None, "compat.transforms_active() is True and not runtime._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
     "_any_requires_grad": (
