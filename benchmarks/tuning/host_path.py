@@ -29,15 +29,12 @@ def per_call_us(fn, device: torch.device) -> float:
 
 
 class _Detach(torch.autograd.Function):
-    """The floor of a Python autograd.Function: a graph node around nothing."""
+    """The floor of a Python autograd.Function: a graph node around nothing,
+    in the form the runtime's eager Functions take (forward with ctx)."""
 
     @staticmethod
-    def forward(x):
+    def forward(ctx, x):
         return x.detach()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        pass
 
     @staticmethod
     def backward(ctx, grad):
@@ -64,6 +61,7 @@ def main() -> None:
 
     pieces = {
         "torch.compiler.is_compiling()": torch.compiler.is_compiling,
+        "torch.compiler.is_dynamo_compiling()": torch.compiler.is_dynamo_compiling,
         "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled,
         "torch.is_grad_enabled()": torch.is_grad_enabled,
         "compat.has_tangent((x, w))": lambda: compat.has_tangent((x, w)),
@@ -72,7 +70,6 @@ def main() -> None:
         "type(x) in (Tensor, Parameter)": lambda: type(x) in runtime._PLAIN,
         "with _AutoDispatchBelowAutograd(): pass": guard_only,
         "_refuse_forward_ad(op, (x, w))": lambda: runtime._refuse_forward_ad(op, (x, w)),
-        "_plain_eager((x, w))": lambda: runtime._plain_eager((x, w)),
         "op(x, w, eps) below autograd (the guard)": guarded,
         "op(x, w, eps) below autograd (the key switch)": lambda: compat.call_below_autograd(op, (x, w, 1e-6)),
         "op(x, w, eps) through its Autograd kernel": lambda: op(x, w, 1e-6),

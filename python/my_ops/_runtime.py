@@ -51,6 +51,7 @@ _below_autograd = _compat.call_below_autograd
 _below_autograd_traced = _compat.call_below_autograd_traced
 _grad_enabled = torch.is_grad_enabled
 _is_compiling = torch.compiler.is_compiling
+_dynamo_compiling = torch.compiler.is_dynamo_compiling
 _inference_mode = torch.is_inference_mode_enabled
 _FUNCTIONS: dict = {}  # op -> its torch.autograd.Function (_autograd)
 
@@ -77,23 +78,15 @@ def _refuse_forward_ad(op, tensors) -> None:
         raise _forward_ad_error(op)
 
 
-def _plain_eager(tensors) -> bool:
-    """Plain tensors (no subclass) and no dispatch mode."""
-    if _dispatch_modes():
-        return False
-    for t in tensors:
-        if type(t) not in _PLAIN:
-            return False
-    return True
-
-
 def _call(op, tensors, *args):
     """op(*args), where `tensors` are the tensor arguments among args. Also
     the backward formulas call their ops through here, so that gradients of
     gradients take the same roads."""
     try:
-        # inference_mode already dispatches past autograd; dynamo folds is_compiling() first
-        if _is_compiling() or _inference_mode():
+        # inference_mode already dispatches past autograd; dynamo folds
+        # is_dynamo_compiling() first (non-strict export, which runs this
+        # eagerly, has its dispatch modes on: op(*args) below)
+        if _dynamo_compiling() or _inference_mode():
             return op(*args)
         if _has_tangent(tensors):
             raise _forward_ad_error(op)
@@ -101,9 +94,13 @@ def _call(op, tensors, *args):
             # torch.func (grad, vjp, jacrev, vmap) takes an autograd.Function
             # from here, outside the dispatcher, and runs it level by level
             return _FUNCTIONS[op].apply(*args)
-        if not _plain_eager(tensors):
-            # (a __torch_function__ handler must run with autograd on, as torch.ops runs it)
+        # dispatch modes and tensor subclasses take the op's full path (a
+        # __torch_function__ handler must run with autograd on, as torch.ops runs it)
+        if _dispatch_modes():
             return op(*args)
+        for t in tensors:
+            if type(t) not in _PLAIN:
+                return op(*args)
         if _grad_enabled():
             for t in tensors:
                 if t.requires_grad:

@@ -23,10 +23,9 @@ __all__ = ["rms_norm", "fused_add_rms_norm", "RMSNorm"]
 
 
 def _eps(name: str, x: Tensor, eps):
-    """eps, or for None the machine epsilon of the dtype the statistics are
-    computed in (float32; float64 for float64), as torch.nn.functional.rms_norm."""
-    if type(eps) is float:
-        return eps
+    """eps that is not a float: for None the machine epsilon of the dtype the
+    statistics are computed in (float32; float64 for float64), as
+    torch.nn.functional.rms_norm."""
     if eps is None:
         # (x may be anything here: the call names a bad one)
         return torch.finfo(_accumulator(getattr(x, "dtype", None))).eps
@@ -48,7 +47,9 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
     x's dtype (no type promotion to the weight's), and the weight's gradient
     the weight's dtype.
     """
-    return _call(_ops.rms_norm.default, (x, weight), x, weight, _eps("rms_norm", x, eps))
+    if type(eps) is not float:  # (tested here, not in _eps: a call less on the common road)
+        eps = _eps("rms_norm", x, eps)
+    return _call(_ops.rms_norm.default, (x, weight), x, weight, eps)
 
 
 @torch.library.register_fake("my_ops::rms_norm")
@@ -114,8 +115,10 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     keep their dtype. weight may be wider than them, as in ``rms_norm``. A
     mutating op: no tensor argument may require grad while grad mode is on.
     """
-    call_mutating("fused_add_rms_norm", _ops.fused_add_rms_norm.default,
-                  (x, residual, weight, _eps("fused_add_rms_norm", x, eps)), x=x, residual=residual)
+    if type(eps) is not float:
+        eps = _eps("fused_add_rms_norm", x, eps)
+    call_mutating("fused_add_rms_norm", _ops.fused_add_rms_norm.default, (x, residual, weight, eps),
+                  x=x, residual=residual)
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")
