@@ -85,12 +85,15 @@ def _call(op, tensors, *args):
     try:
         # inference_mode already dispatches past autograd; dynamo folds
         # is_dynamo_compiling() first (non-strict export, which runs this
-        # eagerly, has its dispatch modes on: op(*args) below)
+        # eagerly, has its dispatch modes on: op(*args) below, or under a
+        # torch.func transform at the test of is_compiling())
         if _dynamo_compiling() or _inference_mode():
             return op(*args)
         if _has_tangent(tensors):
             raise _forward_ad_error(op)
         if _transforms_active():
+            if _is_compiling():  # non-strict export: the op's full path, which it traces
+                return op(*args)
             # torch.func (grad, vjp, jacrev, vmap) takes an autograd.Function
             # from here, outside the dispatcher, and runs it level by level
             return _FUNCTIONS[op].apply(*args)

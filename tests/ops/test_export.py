@@ -1,0 +1,68 @@
+"""torch.export over the ops: strict and non-strict, with grad on and off, and
+run_decompositions; each graph calls the ops themselves and gives eager's results."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import my_ops
+from conftest import assert_matches, make_input
+from my_ops import reference
+from test_compile import GatedBlock
+
+MY_OPS = {"my_ops.rms_norm.default", "my_ops.silu_and_mul.default", "my_ops.matmul.default",
+          "my_ops.mul.default", "my_ops.muladd.default", "my_ops.short_kernel.default"}
+
+
+def _called_ops(program) -> set:
+    """The call targets of the program's graph and its subgraphs (a region
+    with grad switched is a higher-order op over a subgraph)."""
+    return {str(node.target) for module in program.graph_module.modules() if hasattr(module, "graph")
+            for node in module.graph.nodes if node.op == "call_function"}
+
+
+@pytest.mark.parametrize("grad", [True, False], ids=["grad", "no_grad"])
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "non-strict"])
+def test_exported_block_matches_eager(strict, grad, device):
+    block = GatedBlock(32, device)
+    with torch.no_grad():
+        block.norm.weight.uniform_(0.5, 1.5)
+    x = make_input((6, 32), torch.float32, device, low=-1, high=1)
+    with torch.set_grad_enabled(grad):
+        want = block(x).detach()
+        program = torch.export.export(block, (x,), strict=strict)
+    assert MY_OPS <= _called_ops(program), _called_ops(program)
+    decomposed = program.run_decompositions()
+    assert MY_OPS <= _called_ops(decomposed)  # custom ops are kept whole
+    for exported in (program, decomposed):
+        with torch.no_grad():
+            assert_matches(exported.module()(x), want.double(), torch.float32)
+
+
+class _VmappedNorm(nn.Module):
+    """rms_norm under torch.vmap inside the exported code, with grad on or off."""
+
+    def __init__(self, grad: bool) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(8, dtype=torch.float64) + 0.5)
+        self.grad = grad
+
+    def forward(self, x):
+        with torch.set_grad_enabled(self.grad):
+            return torch.vmap(lambda row: my_ops.rms_norm(row, self.weight, 1e-6))(x)
+
+
+@pytest.mark.parametrize("grad", [True, False], ids=["grad", "no_grad"])
+def test_non_strict_export_of_vmap(grad):
+    """Non-strict export runs the Python API eagerly, under its tracing modes
+    and with torch.func's vmap on: the call takes the op's full path, which the
+    trace records (torch.compile, and strict export, cannot trace vmap over the ops)."""
+    module = _VmappedNorm(grad)
+    x = torch.randn(3, 8, dtype=torch.float64)
+    program = torch.export.export(module, (x,), strict=False)
+    assert "my_ops.rms_norm.default" in _called_ops(program)
+    with torch.no_grad():
+        got = program.module()(x)
+    assert_matches(got, reference.rms_norm(x, module.weight.detach(), 1e-6), torch.float64)
