@@ -113,16 +113,13 @@ def _call(op, tensors, *args):
                     # and the gradient would not reach the caller's tensors.
                     if _state.in_formula:
                         return _FUNCTIONS[op].apply(*args)
-                    try:
-                        return _RECORD[op](*args)
-                    except RuntimeError:
-                        # torch refuses to save an inference tensor for backward (one
-                        # made under inference_mode, used outside it beside a weight
-                        # that requires grad); its own ops save tensors computed from
-                        # it. Looked for only once a call failed: the scan costs host time.
-                        if not _has_inference_tensor(args):
-                            raise
-                    return _RECORD[op](*_copies_of_inference_tensors(args))
+                    for u in tensors:
+                        if u.is_inference():
+                            # torch refuses to save an inference tensor for backward (one
+                            # made under inference_mode, used outside it beside a weight
+                            # that requires grad); its own ops save tensors computed from it
+                            return _RECORD[op](*_copies_of_inference_tensors(args))
+                    return _RECORD[op](*args)
         return _below_autograd(op, args)  # nothing to record
     except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
         reraise_explained(op, tensors, failure)

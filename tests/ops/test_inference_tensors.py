@@ -95,3 +95,48 @@ def test_refused_call_with_an_inference_input_names_the_rule(through):
     fn = my_ops.rms_norm if through == "api" else torch.ops.my_ops.rms_norm
     with pytest.raises(RuntimeError, match=r"my_ops\.rms_norm: expected weight"):
         fn(x, weight, 1e-6)
+
+
+def _packed(call) -> list:
+    """The tensors the call saves for backward, as a saved-tensor hook sees them."""
+    packed = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        call()
+    return packed
+
+
+@pytest.mark.parametrize("spec, argument", _beside_inputs_that_require_grad())
+def test_inference_input_saved_once(spec, argument):
+    """With an inference input, a call saves for backward what it saves
+    without one, each tensor once: the op runs once, and a saved-tensor hook
+    (torch.utils.checkpoint's, save_on_cpu's) sees no extra tensor."""
+    args = list(spec.resolve(torch.randn(spec.input_shape, dtype=torch.float64)))
+    index = spec.argument_names().index(argument)
+    others = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and i != index]
+    for i in others:
+        args[i] = args[i].detach().clone().requires_grad_()
+    plain = _packed(lambda: spec.api(*args))
+    with torch.inference_mode():
+        args[index] = args[index].clone()
+    assert len(_packed(lambda: spec.api(*args))) == len(plain)
+
+
+def test_checkpoint_with_an_inference_weight():
+    """A norm built under inference_mode (frozen) after a trainable layer, under
+    torch.utils.checkpoint: the recomputation saves what the forward saved,
+    and the gradient is the one without checkpointing."""
+    with torch.inference_mode():
+        norm = my_ops.RMSNorm(64, dtype=torch.float64)
+        norm.weight.uniform_(0.5, 1.5)
+    adapter = torch.nn.Linear(64, 64, dtype=torch.float64)
+    h = torch.randn(4, 64, dtype=torch.float64)
+    cotangent = torch.randn(4, 64, dtype=torch.float64)
+
+    def weight_grad(checkpointed: bool):
+        adapter.zero_grad()
+        block = lambda v: norm(adapter(v))  # noqa: E731
+        out = torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False) if checkpointed else block(h)
+        out.backward(cotangent)
+        return adapter.weight.grad.clone()
+
+    torch.testing.assert_close(weight_grad(True), weight_grad(False), rtol=1e-12, atol=1e-12)
