@@ -165,7 +165,7 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
 
     # setup_context apart from forward and a vmap rule: what torch.func needs
     # (register_autograd's own Function lacks them: pytorch#168393).
-    save = _saving_copies_of_inference_tensors(setup_context)  # (the class body cannot see a name it assigns)
+    save = _saving_copies_of_inference_tensors(setup_context)
 
     def run_backward(ctx, *grads):
         outer = _state.in_formula
@@ -178,37 +178,42 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
     def refuse_jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd) comes here
         raise _forward_ad_error(op)
 
-    class Function(torch.autograd.Function):
-        generate_vmap_rule = True
+    def forward(*args):
+        # grad mode is off in here. is_compiling() is true here only in
+        # non-strict export, which runs this eagerly (torch.compile folds
+        # it in _call and calls the op itself); the guard is its road
+        return (_below_autograd_traced if _is_compiling() else _below_autograd)(op, args)
 
-        @staticmethod
-        def forward(*args):
-            # grad mode is off in here. is_compiling() is true here only in
-            # non-strict export, which runs this eagerly (torch.compile folds
-            # it in _call and calls the op itself); the guard is its road
-            return (_below_autograd_traced if _is_compiling() else _below_autograd)(op, args)
+    def forward_and_setup(ctx, *args):
+        output = _below_autograd(op, args)
+        setup_context(ctx, args, output)
+        return output
 
-        setup_context = staticmethod(save)
-        backward = staticmethod(run_backward)
-        jvp = staticmethod(refuse_jvp)
+    # (built with type() so that the graph nodes take the name: <name>_functionBackward)
+    Function = type(f"{name}_function", (torch.autograd.Function,), {
+        "generate_vmap_rule": True,
+        "forward": staticmethod(forward),
+        "setup_context": staticmethod(save),
+        "backward": staticmethod(run_backward),
+        "jvp": staticmethod(refuse_jvp),
+    })
 
-    class EagerFunction(torch.autograd.Function):
-        """The same graph node for the Python API's plain eager calls (no
-        torch.func transform, nothing compiling, no inference tensor to copy):
-        forward and setup_context in one Python call, the form torch.func
-        cannot take."""
+    def apply_as_function(cls, *args):
+        return Function.apply(*args)
 
-        @staticmethod
-        def forward(ctx, *args):
-            output = _below_autograd(op, args)
-            setup_context(ctx, args, output)
-            return output
+    # The same graph node for the Python API's plain eager calls (no torch.func
+    # transform, nothing compiling, no inference tensor to copy): forward and
+    # setup_context in one Python call, a form torch.func cannot take. The road
+    # calls the C apply under its apply (_compat.record_apply); its own apply is
+    # what a torch.jit.trace replay calls, and that takes the Function, which
+    # torch.func and inference tensors can take.
+    EagerFunction = type(f"{name}_function", (torch.autograd.Function,), {
+        "forward": staticmethod(forward_and_setup),
+        "backward": staticmethod(run_backward),
+        "jvp": staticmethod(refuse_jvp),
+        "apply": classmethod(apply_as_function),
+    })
 
-        backward = staticmethod(run_backward)
-        jvp = staticmethod(refuse_jvp)
-
-    Function.__name__ = Function.__qualname__ = f"{name}_function"
-    EagerFunction.__name__ = EagerFunction.__qualname__ = f"{name}_function"
     # Function.apply, minus its Python preamble (binding the arguments with
     # inspect.signature, which costs as much as the call, and the hand-over
     # to torch.func): for calls where no torch.func transform is active.

@@ -124,6 +124,32 @@ def test_torch_func_transforms(spec, device):
     assert_matches(jacobians, want, torch.float64, scale=10)
 
 
+@pytest.mark.parametrize("spec", specs.where(differentiable=True), ids=repr)
+def test_graph_node_names(spec):
+    """One name for an op's graph node, whichever road recorded it."""
+    x = torch.randn(spec.input_shape, dtype=torch.float64, requires_grad=True)
+    nodes = []
+    for call in (spec.api or spec.op), spec.op:
+        out = call(*spec.resolve(x))
+        nodes.append((out[0] if isinstance(out, tuple) else out).grad_fn.name())
+    assert nodes == [f"{spec.name}_functionBackward"] * 2
+
+
+def test_jit_trace_replays():
+    """A torch.jit.trace of the Python API replays under torch.func and with an
+    inference tensor, as the call itself runs."""
+    x = torch.randn(3, 8, dtype=torch.float64, requires_grad=True)
+    weight = torch.rand(8, dtype=torch.float64) + 0.5
+    traced = torch.jit.trace(lambda a, b: my_ops.rms_norm(a, b, 1e-6), (x, weight), check_trace=False)
+    got = torch.func.grad(lambda v: traced(v, weight).pow(2).sum())(x.detach())
+    want = torch.func.grad(lambda v: reference.rms_norm(v, weight, 1e-6).pow(2).sum())(x.detach())
+    assert_matches(got, want, torch.float64, scale=10)
+    with torch.inference_mode():
+        frozen = weight.clone()
+    (grad,) = torch.autograd.grad(traced(x, frozen).pow(2).sum(), x)
+    assert_matches(grad, want, torch.float64, scale=10)
+
+
 def test_torch_func_through_torch_ops_refused():
     """Past the Python API, torch.func cannot run the op's Function level by
     level; a differentiating transform is refused rather than answered wrongly."""
