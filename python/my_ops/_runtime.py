@@ -133,15 +133,31 @@ def _has_inference_tensor(args) -> bool:
 
 
 def _copies_of_inference_tensors(args) -> tuple:
-    return tuple(a.clone() if isinstance(a, Tensor) and a.is_inference() else a for a in args)
+    # with grad on (setup_context runs with it off): the copy of an inference
+    # tensor that requires grad (a parameter made under inference_mode) must
+    # lead back to it, or gradients of gradients through it are lost
+    with torch.enable_grad():
+        return tuple(a.clone() if isinstance(a, Tensor) and a.is_inference() else a for a in args)
 
 
-def _saving_copies_of_inference_tensors(setup):
+def _saving_copies_of_inference_tensors(setup, name: str):
     """setup_context, given a copy of each inference tensor among the inputs
     (which torch refuses to save for backward, see _call)."""
     def setup_context(ctx, inputs, output):
         if _has_inference_tensor(inputs):
-            inputs = _copies_of_inference_tensors(inputs)
+            copies = _copies_of_inference_tensors(inputs)
+            for a, c in zip(inputs, copies):
+                if c is not a and a.requires_grad and c.grad_fn is None:
+                    # Called below the Autograd key (torch's register_autograd
+                    # kernel, where _torch_compat lacks what the op's own needs):
+                    # the copy cannot lead back to the tensor, and gradients of
+                    # gradients through it would be lost. Refused, as torch refuses it.
+                    raise RuntimeError(
+                        f"my_ops.{name}: an inference tensor that requires grad (made under "
+                        "torch.inference_mode()) cannot be saved for backward through torch.ops on "
+                        "this torch; call the op through the Python API (my_ops), or clone the "
+                        "tensor outside inference_mode")
+            inputs = copies
         setup(ctx, inputs, output)
 
     return setup_context
@@ -165,7 +181,7 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
 
     # setup_context apart from forward and a vmap rule: what torch.func needs
     # (register_autograd's own Function lacks them: pytorch#168393).
-    save = _saving_copies_of_inference_tensors(setup_context)
+    save = _saving_copies_of_inference_tensors(setup_context, name)
 
     def run_backward(ctx, *grads):
         outer = _state.in_formula

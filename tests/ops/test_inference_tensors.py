@@ -140,3 +140,49 @@ def test_checkpoint_with_an_inference_weight():
         return adapter.weight.grad.clone()
 
     torch.testing.assert_close(weight_grad(True), weight_grad(False), rtol=1e-12, atol=1e-12)
+
+
+def _second_order(call, args, index, others):
+    """d/d args[index] of the squared gradient (with respect to the other inputs) of sum(out**3)."""
+    out = call(*args)
+    out = out[0] if isinstance(out, tuple) else out
+    firsts = torch.autograd.grad(out.pow(3).sum(), [args[i] for i in others], create_graph=True)
+    (second,) = torch.autograd.grad(sum(g.pow(2).sum() for g in firsts), args[index])
+    return second
+
+
+def _second_order_cases():
+    # under vmap the batch is the first argument's (torch.vmap would refuse to
+    # batch an inference tensor that requires grad: it saves it for backward)
+    return [pytest.param(*case.values, through, id=f"{case.id}-{through}")
+            for case in _beside_inputs_that_require_grad()
+            for through in ("api", "torch.ops", "api under vmap")
+            if through != "api under vmap" or case.values[1] != case.values[0].argument_names()[0]]
+
+
+@pytest.mark.parametrize("spec, argument, through", _second_order_cases())
+def test_inference_leaf_that_requires_grad_second_order(spec, argument, through):
+    """A tensor made under inference_mode that itself requires grad (a
+    parameter of a model built there): gradients of gradients reach it.
+    (torch's own ops refuse to save it; past the Python API, on a torch
+    without what the op's own Autograd kernel needs, my_ops refuses too.)"""
+    args = list(spec.resolve(torch.randn(spec.input_shape, dtype=torch.float64)))
+    index = spec.argument_names().index(argument)
+    others = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and i != index]
+    for i in others:
+        args[i] = args[i].detach().clone().requires_grad_()
+    plain = list(args)
+    plain[index] = args[index].detach().clone().requires_grad_()
+    with torch.inference_mode():
+        args[index] = args[index].clone().requires_grad_()
+    def under_vmap(first, *rest):  # a batch of one first argument
+        return torch.vmap(lambda v: spec.api(v, *rest))(first.unsqueeze(0)).squeeze(0)
+
+    call = {"api": spec.api, "torch.ops": spec.op, "api under vmap": under_vmap}[through]
+    if through == "torch.ops" and not my_ops._runtime._AUTOGRAD_KERNEL:
+        with pytest.raises(RuntimeError, match=rf"my_ops\.{spec.name}: an inference tensor that requires grad"):
+            _second_order(call, args, index, others)
+        return
+    got = _second_order(call, args, index, others)
+    want = _second_order(spec.reference, plain, index, others)
+    torch.testing.assert_close(got, want)
