@@ -252,14 +252,15 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
                 # torch.func runs an autograd.Function from outside the
                 # dispatcher, level by level; from in here nested transforms
                 # would get wrong gradients. The Python API calls it there.
-                # (also reached when torch.compile traces a torch.func
-                # transform: dynamo cannot trace the Function there)
+                # (also reached when torch.compile or non-strict torch.export
+                # traces a torch.func transform: neither can trace the Function)
                 raise RuntimeError(
                     f"torch.ops.my_ops.{name}: differentiating through the op under torch.func "
                     f"transforms (grad, vjp, jacrev) works through the Python API, eagerly: call "
-                    f"my_ops.{name.removesuffix('_backward')}, outside torch.compile (torch.compile "
-                    "cannot trace torch.func transforms over my_ops; compiling the function without "
-                    "the transform works, with ordinary autograd)")
+                    f"my_ops.{name.removesuffix('_backward')}, outside torch.compile and torch.export "
+                    "(torch.compile cannot trace torch.func transforms over my_ops, nor can torch.export; "
+                    "compiling or exporting the function without the transform works, with ordinary "
+                    "autograd)")
             return record(*args, *defaults[len(args):])
         with _BelowAutograd():
             return op.redispatch(keyset & _after_autograd, *args)

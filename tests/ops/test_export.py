@@ -66,3 +66,20 @@ def test_non_strict_export_of_vmap(grad):
     with torch.no_grad():
         got = program.module()(x)
     assert_matches(got, reference.rms_norm(x, module.weight.detach(), 1e-6), torch.float64)
+
+
+class _GradOfNorm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(8, dtype=torch.float64) + 0.5)
+
+    def forward(self, x):
+        return torch.func.grad(lambda v: my_ops.rms_norm(v, self.weight, 1e-6).pow(2).sum())(x)
+
+
+def test_non_strict_export_of_torch_func_grad_refused():
+    """Differentiating transforms over the ops cannot be traced: the refusal
+    names torch.export beside torch.compile, and what works instead."""
+    with pytest.raises(RuntimeError, match=r"outside torch.compile and torch.export .* exporting the function "
+                                           r"without the transform works"):
+        torch.export.export(_GradOfNorm(), (torch.randn(3, 8, dtype=torch.float64),), strict=False)
