@@ -42,7 +42,14 @@ def register_lower_precision(lib: torch.library.Library, name: str) -> None:
     op = getattr(torch.ops.my_ops, name).default
     for device_type, key in _DEVICES:
         def autocast_kernel(*args, _device_type=device_type):
-            with torch.autocast(_device_type, enabled=False):
-                return op(*_cast(_device_type, args))
+            args = _cast(_device_type, args)
+            # what torch.autocast(enabled=False) does inside a region, without
+            # its Python context manager (most of the kernel's host time): the
+            # dtype and the cast cache stay as the region has them
+            torch.set_autocast_enabled(_device_type, False)
+            try:
+                return op(*args)
+            finally:
+                torch.set_autocast_enabled(_device_type, True)
 
         lib.impl(name, autocast_kernel, key)

@@ -72,3 +72,23 @@ def test_matmul_under_autocast_leaves_float64_alone(device):
     with torch.autocast(device, dtype=torch.bfloat16):
         for call in (my_ops.matmul, torch.ops.my_ops.matmul):
             assert_matches(call(a, b), a @ b, torch.float64)
+
+
+@pytest.mark.parametrize("call", ["api", "torch.ops"])
+def test_matmul_in_nested_autocast_regions(call, device):
+    """The innermost region decides, as for torch.matmul, and each call leaves
+    the regions' state as it found it, also when it is refused."""
+    fn = AUTOCAST_CALLS[call]
+    a = make_input((5, 7), torch.float32, device, low=-1, high=1)
+    b = make_input((7, 3), torch.float32, device, low=-1, high=1)
+    with torch.autocast(device, dtype=torch.bfloat16):
+        with torch.autocast(device, dtype=torch.float16):
+            assert fn(a, b).dtype == torch.float16 == torch.matmul(a, b).dtype
+        with torch.autocast(device, enabled=False):
+            assert fn(a, b).dtype == torch.float32 == torch.matmul(a, b).dtype
+        assert fn(a, b).dtype == torch.bfloat16 == torch.matmul(a, b).dtype
+        with pytest.raises(RuntimeError, match="my_ops.matmul: "):
+            fn(a, a)  # [5, 7] @ [5, 7]: refused in the kernel, below the autocast kernel
+        assert torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.bfloat16
+        assert fn(a, b).dtype == torch.bfloat16
+    assert not torch.is_autocast_enabled(device)
