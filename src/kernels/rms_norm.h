@@ -56,7 +56,8 @@ int my_ops_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const vo
 
 /*
  * rms_norm backward on CUDA needs a workspace of `partials` x hidden elements
- * (float64 for float64, float32 otherwise) for per-block sums of grad_weight,
+ * (float64 for float64, float32 otherwise) for per-block sums of grad_weight
+ * (and, for rows too wide for one block to hold, each row's two statistics),
  * with partials = my_ops_rms_norm_backward_cuda_partials(dtype, weight_dtype,
  * rows, hidden) on the current device. grad_weight is written as weight_dtype.
  */

@@ -12,6 +12,9 @@
 //     threads, more threads for longer rows (the *_layout functions of each file).
 //     Rows that are not a whole number of 16-byte vectors, or not aligned to
 //     16 bytes, are held as the aligned vectors that cover them;
+//   - in the backward, rows of vectors longer than its layouts hold: one
+//     kernel for each row's statistics, then one that splits the columns
+//     over the threads and the rows into chunks (rms_norm_backward.cu);
 //   - anything else: a generic kernel that reads the row twice (the second
 //     read mostly hits L1/L2).
 // The forward and fused-add kernels share their bodies: kAdd adds the

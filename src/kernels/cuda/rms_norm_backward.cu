@@ -2,7 +2,12 @@
 // dx = rstd * w * dy - x * rstd^3 / hidden * sum(w * dy * x)
 // dweight = sum over rows of dy * x * rstd: each block accumulates its rows
 // into one row of `partial`, then sum_partials_kernel adds the rows up.
+// Rows of vectors too long for the held-vector kernel take a column split
+// instead (rms_norm_backward_columns_kernel), after a kernel that writes each
+// row's rstd and coef to the workspace.
 #include "rms_norm.cuh"
+
+#include <algorithm>
 
 namespace my_ops {
 namespace {
@@ -246,6 +251,137 @@ __global__ void rms_norm_backward_generic_kernel(const T *__restrict__ grad_out,
     }
 }
 
+// ------------------------------------------------------ column split --
+// Rows of 16-byte vectors past the held-vector layouts (over 4096 vectors:
+// hidden > 32768 in 16-bit types, > 16384 in float32, > 8192 in float64).
+// The generic kernel would read them as single elements and read-modify-write
+// a partial dweight row of `hidden` sums in global memory for every row it
+// walks, more traffic than the rows themselves. Two kernels instead: the
+// first reads each row's x and dy once for its two sums and writes its rstd
+// and coef; the second gives each thread one vector of columns over a chunk
+// of rows, so its dweight sums stay in registers for the whole chunk and each
+// chunk writes one partial row. x and dy are read twice and dx written once:
+// five row-sized transfers where the held-vector kernel moves three.
+
+// One row's factors of dx: dx = rstd * w * dy - coef * x. Two scalars, not
+// one aligned pair: the workspace is only as aligned as its element type.
+template <typename A> struct RowStats {
+    A rstd, coef;
+};
+
+// The statistics kernel: a block per row (the grid loops past 2^31 - 1 rows),
+// each thread asking for kStatsVectors vectors of x, dy and w before adding
+// any up (ptxas may still interleave the loads with the sums, as registers
+// allow; the blocks resident beside it keep memory busy then). 256 threads:
+// at 512, ptxas for sm_120 spilled a few registers.
+constexpr int kStatsThreads = 256;
+constexpr int kStatsVectors = 4;
+
+template <typename T, typename W>
+__global__ void __launch_bounds__(kStatsThreads)
+rms_norm_backward_stats_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
+                               const T *__restrict__ x, int64_t x_stride,
+                               const W *__restrict__ weight, RowStats<acc_t<T>> *__restrict__ stats,
+                               int64_t rows, int64_t hidden, acc_t<T> eps) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    using WV = WeightVec<T, W>;
+    __shared__ Pair2<A> pair_scratch[32];
+    const int64_t nvec = hidden / V::size, step = blockDim.x;
+    const WV *w_row = reinterpret_cast<const WV *>(weight);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
+        const V *dy_row = reinterpret_cast<const V *>(grad_out + row * dy_stride);
+        A sum_sq = 0, dot = 0;
+        int64_t i = threadIdx.x;
+        // whole rounds of kStatsVectors vectors: all loads issued before the sums
+        for (; i + (kStatsVectors - 1) * step < nvec; i += kStatsVectors * step) {
+            V xs[kStatsVectors], dys[kStatsVectors];
+            WV ws[kStatsVectors];
+#pragma unroll
+            for (int k = 0; k < kStatsVectors; ++k) {
+                xs[k] = x_row[i + k * step];
+                dys[k] = dy_row[i + k * step];
+                ws[k] = w_row[i + k * step];
+            }
+#pragma unroll
+            for (int k = 0; k < kStatsVectors; ++k)
+                add_backward_sums<T>(xs[k], dys[k], ws[k], sum_sq, dot);
+        }
+        for (; i < nvec; i += step) {
+            // copies: by reference, the elements were read one at a time
+            const V xv = x_row[i], dyv = dy_row[i];
+            const WV wv = w_row[i];
+            add_backward_sums<T>(xv, dyv, wv, sum_sq, dot);
+        }
+        const Pair2<A> sums = block_sum2(sum_sq, dot, pair_scratch);
+        if (threadIdx.x == 0) {
+            const A rstd = reciprocal_sqrt(sums.a / A(hidden) + eps);
+            stats[row] = RowStats<A>{rstd, sums.b * rstd * rstd * rstd / A(hidden)};
+        }
+    }
+}
+
+// The column kernel: blockIdx.x a tile of kColumnThreads vectors of columns
+// (a thread each), blockIdx.y a chunk of chunk_rows rows. Each thread reads
+// its weight vector once, then walks its chunk kColumnRows rows at a time,
+// asking for all their x and dy before storing any dx: with no reduction,
+// the loads in flight are all that keeps memory busy (ptxas still schedules
+// some of them after the first rows' arithmetic, as registers allow).
+constexpr int kColumnThreads = 256;
+constexpr int kColumnRows = 4;
+
+template <typename T, typename W>
+__global__ void __launch_bounds__(kColumnThreads)
+rms_norm_backward_columns_kernel(const T *__restrict__ grad_out, int64_t dy_stride,
+                                 const T *__restrict__ x, int64_t x_stride,
+                                 const W *__restrict__ weight,
+                                 const RowStats<acc_t<T>> *__restrict__ stats,
+                                 T *__restrict__ grad_x, acc_t<T> *__restrict__ partial,
+                                 int64_t rows, int64_t chunk_rows, int64_t hidden) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    const int64_t i = int64_t(blockIdx.x) * kColumnThreads + threadIdx.x;  // this thread's vector
+    if (i >= hidden / V::size) return;  // past the last tile's columns (no barrier below)
+    const WeightVec<T, W> w = reinterpret_cast<const WeightVec<T, W> *>(weight)[i];
+    A dweight[V::size];
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) dweight[e] = 0;
+    auto x_vec = [&](int64_t r) { return reinterpret_cast<const V *>(x + r * x_stride)[i]; };
+    auto dy_vec = [&](int64_t r) {
+        return reinterpret_cast<const V *>(grad_out + r * dy_stride)[i];
+    };
+    auto dx_vec = [&](int64_t r) -> V & { return reinterpret_cast<V *>(grad_x + r * hidden)[i]; };
+    const int64_t first = int64_t(blockIdx.y) * chunk_rows;
+    const int64_t end = first + chunk_rows < rows ? first + chunk_rows : rows;
+    int64_t row = first;
+    for (; row + kColumnRows <= end; row += kColumnRows) {
+        V xs[kColumnRows], dys[kColumnRows], dxs[kColumnRows];
+        RowStats<A> s[kColumnRows];
+#pragma unroll
+        for (int u = 0; u < kColumnRows; ++u) {
+            xs[u] = x_vec(row + u);
+            dys[u] = dy_vec(row + u);
+            s[u] = stats[row + u];
+        }
+        // dx stored after all the round's loads: with each row's store
+        // between them, ptxas issued each row's loads after the previous
+        // row's store, one row in flight.
+#pragma unroll
+        for (int u = 0; u < kColumnRows; ++u)
+            dxs[u] = backward_dx<T>(xs[u], dys[u], w, s[u].rstd, s[u].coef, dweight);
+#pragma unroll
+        for (int u = 0; u < kColumnRows; ++u) dx_vec(row + u) = dxs[u];
+    }
+    for (; row < end; ++row) {
+        const RowStats<A> s = stats[row];
+        dx_vec(row) = backward_dx<T>(x_vec(row), dy_vec(row), w, s.rstd, s.coef, dweight);
+    }
+    A *my_partial = partial + int64_t(blockIdx.y) * hidden + i * V::size;
+#pragma unroll
+    for (int e = 0; e < V::size; ++e) my_partial[e] = dweight[e];
+}
+
 // grad_weight[j] = sum over p of partial[p, j], written as the weight's type W.
 // Block: 32 columns x 16 slices of p.
 template <typename T, typename W>
@@ -267,12 +403,53 @@ __global__ void sum_partials_kernel(const acc_t<T> *__restrict__ partial, W *__r
     }
 }
 
+// Which kernels take rows of `hidden` elements; `vec`: whether the rows can
+// be read as 16-byte vectors (vectorizable()). rms_norm_backward_partials,
+// which sees no pointers, asks with vec = whether the width allows it; the
+// launcher, with its pointers, may then take the generic kernel instead.
+enum class BackwardPath { kGroups, kHeld, kColumns, kGeneric };
+
+template <typename T> BackwardPath backward_path(int64_t hidden, bool vec) {
+    if (!vec) return BackwardPath::kGeneric;
+    const int64_t nvec = hidden / Vec<T>::size;
+    if (group_size(nvec) > 0) return BackwardPath::kGroups;
+    if (backward_layout(nvec).nv > 0) return BackwardPath::kHeld;
+    return BackwardPath::kColumns;
+}
+
+// The column split's grid and workspace: tiles x chunks blocks, about one
+// wave of the column kernel (fewer chunks would leave multiprocessors idle,
+// more would only add partial rows to sum), or one chunk when the tiles alone
+// fill more than a wave (grid.y stays within its limit of 65535). Every
+// chunk holds at least one row. The workspace holds the chunks' partial rows,
+// then the rows' statistics, in stats_rows more rows of the workspace.
+struct ColumnSplit {
+    int64_t tiles, chunks, chunk_rows, stats_rows;
+};
+
+template <typename T, typename W> ColumnSplit column_split(int64_t rows, int64_t hidden) {
+    using A = acc_t<T>;
+    const int64_t tiles = ceil_div(hidden / Vec<T>::size, kColumnThreads);
+    const int64_t wave = resident_blocks(rms_norm_backward_columns_kernel<T, W>, kColumnThreads, 0);
+    const int64_t wanted = std::min<int64_t>(std::max<int64_t>(wave / tiles, 1), 65535);
+    const int64_t chunk_rows = std::max<int64_t>(ceil_div(rows, wanted), 1);
+    const int64_t stats_rows =
+        ceil_div(rows * int64_t(sizeof(RowStats<A>)), hidden * int64_t(sizeof(A)));
+    return {tiles, ceil_div(rows, chunk_rows), chunk_rows, stats_rows};
+}
+
 // Blocks of the backward kernel that fit on the device at once (at least one
 // per multiprocessor), no more than there is work for: each block adds one
 // row of partial dweight sums, so a grid that runs in one wave keeps that small.
+// The column split: its chunks and the rows of its statistics (column_split).
 template <typename T, typename W> int64_t rms_norm_backward_partials(int64_t rows, int64_t hidden) {
     const int64_t nvec = hidden / Vec<T>::size;
-    const int g = hidden % Vec<T>::size == 0 ? group_size(nvec) : 0;
+    const BackwardPath path = backward_path<T>(hidden, hidden % Vec<T>::size == 0);
+    if (path == BackwardPath::kColumns) {
+        const ColumnSplit split = column_split<T, W>(rows, hidden);
+        return std::max<int64_t>(split.chunks + split.stats_rows, 1);
+    }
+    const int g = path == BackwardPath::kGroups ? group_size(nvec) : 0;
     int per_sm = 0;
     int64_t work = rows;  // rows, or groups of rows for the narrow-row kernel
     auto occupancy = [&](const void *kernel, int threads) {
@@ -324,20 +501,39 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     const int64_t nvec = hidden / Vec<T>::size;
     const bool vec = vectorizable<T>(
         hidden, {{grad_out, dy_stride}, {x, x_stride}, {weight, 0}, {grad_x, hidden}});
-    const int g = vec ? group_size(nvec) : 0;
-    const RowLayout layout = backward_layout(nvec);
-    if (g > 0) {
-        AllGroupSizes::launch(g, [&](auto G) {
+    const BackwardPath path = backward_path<T>(hidden, vec);
+    int64_t summed = partials;  // partial rows for sum_partials_kernel
+    if (path == BackwardPath::kGroups) {
+        AllGroupSizes::launch(group_size(nvec), [&](auto G) {
             rms_norm_backward_group_kernel<T, W, decltype(G)::value><<<grid, kGroupThreads, 0, s>>>(
                 dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
         });
-    } else if (vec && layout.nv > 0) {
+    } else if (path == BackwardPath::kHeld) {
+        const RowLayout layout = backward_layout(nvec);
         BackwardLayouts::launch(layout, [&](auto nv, auto max_threads) {
             rms_norm_backward_vec_kernel<T, W, decltype(nv)::value, decltype(max_threads)::value>
                 <<<grid, layout.threads, 0, s>>>(dy, dy_stride, xt, x_stride, wt, dx, partial, rows,
                                                  hidden, e);
         });
+    } else if (path == BackwardPath::kColumns) {
+        const ColumnSplit split = column_split<T, W>(rows, hidden);
+        // a workspace sized for another device's grid
+        if (partials < split.chunks + split.stats_rows) return int(cudaErrorInvalidValue);
+        auto *stats = reinterpret_cast<RowStats<A> *>(partial + split.chunks * hidden);
+        rms_norm_backward_stats_kernel<T, W><<<rows_grid(rows), kStatsThreads, 0, s>>>(
+            dy, dy_stride, xt, x_stride, wt, stats, rows, hidden, e);
+        const int err = int(cudaGetLastError());
+        if (err != 0) return err;
+        rms_norm_backward_columns_kernel<T, W>
+            <<<dim3(unsigned(split.tiles), unsigned(split.chunks)), kColumnThreads, 0, s>>>(
+                dy, dy_stride, xt, x_stride, wt, stats, dx, partial, rows, split.chunk_rows,
+                hidden);
+        summed = split.chunks;
     } else {
+        // One block per row of the workspace. Rows whose width took the
+        // column split in rms_norm_backward_partials but whose pointers or
+        // strides are not 16-byte multiples get only its few rows, and so
+        // fewer blocks than the generic kernel's own count.
         const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
         rms_norm_backward_generic_kernel<T, W><<<grid, threads, 0, s>>>(
             dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
@@ -345,7 +541,7 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     const int err = int(cudaGetLastError());
     if (err != 0) return err;
     sum_partials_kernel<T, W>
-        <<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(partial, gw, partials, hidden);
+        <<<unsigned(ceil_div(hidden, 32)), dim3(32, 16), 0, s>>>(partial, gw, summed, hidden);
     return int(cudaGetLastError());
 }
 
