@@ -446,8 +446,10 @@ template <typename T, typename W> int64_t rms_norm_backward_partials(int64_t row
     const int64_t nvec = hidden / Vec<T>::size;
     const BackwardPath path = backward_path<T>(hidden, hidden % Vec<T>::size == 0);
     if (path == BackwardPath::kColumns) {
+        // at least two rows per multiprocessor: rows whose pointers turn out
+        // not to be 16-byte multiples take the generic kernel, a block per row
         const ColumnSplit split = column_split<T, W>(rows, hidden);
-        return std::max<int64_t>(split.chunks + split.stats_rows, 1);
+        return std::max<int64_t>(split.chunks + split.stats_rows, 2 * int64_t(sm_count()));
     }
     const int g = path == BackwardPath::kGroups ? group_size(nvec) : 0;
     int per_sm = 0;
@@ -532,8 +534,8 @@ int rms_norm_backward(const void *grad_out, int64_t dy_stride, const void *x, in
     } else {
         // One block per row of the workspace. Rows whose width took the
         // column split in rms_norm_backward_partials but whose pointers or
-        // strides are not 16-byte multiples get only its few rows, and so
-        // fewer blocks than the generic kernel's own count.
+        // strides are not 16-byte multiples get its rows (two per
+        // multiprocessor at least), fewer blocks than the generic kernel's own count.
         const int threads = hidden < kGenericThreads ? threads_for(hidden, 1) : kGenericThreads;
         rms_norm_backward_generic_kernel<T, W><<<grid, threads, 0, s>>>(
             dy, dy_stride, xt, x_stride, wt, dx, partial, rows, hidden, e);
