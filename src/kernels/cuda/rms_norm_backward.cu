@@ -446,10 +446,13 @@ template <typename T, typename W> int64_t rms_norm_backward_partials(int64_t row
     const int64_t nvec = hidden / Vec<T>::size;
     const BackwardPath path = backward_path<T>(hidden, hidden % Vec<T>::size == 0);
     if (path == BackwardPath::kColumns) {
-        // at least two rows per multiprocessor: rows whose pointers turn out
-        // not to be 16-byte multiples take the generic kernel, a block per row
+        // at least two rows per multiprocessor (no more than there are rows):
+        // rows whose pointers turn out not to be 16-byte multiples take the
+        // generic kernel, a block per row of the workspace
         const ColumnSplit split = column_split<T, W>(rows, hidden);
-        return std::max<int64_t>(split.chunks + split.stats_rows, 2 * int64_t(sm_count()));
+        return std::max<int64_t>(
+            split.chunks + split.stats_rows,
+            std::min<int64_t>(std::max<int64_t>(rows, 1), 2 * int64_t(sm_count())));
     }
     const int g = path == BackwardPath::kGroups ? group_size(nvec) : 0;
     int per_sm = 0;
