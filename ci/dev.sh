@@ -2,16 +2,22 @@
 # The fast loop for kernel work: rebuild the wheel of command (1) where a
 # source changed (ci/build.sh: nothing when dist/'s wheel is newer than every
 # source, else CMake and ninja in build/<build>/ recompile what changed),
-# install it into .venv/ unless .venv/ already has those bytes, and run the op
-# tests only (tests/ops/; across the CPU cores with pytest-xdist where .venv/
-# has it). No packaging tests, lint, browser or workflow test: ci/test.sh
-# (= .ci/run) stays the full gate, to run before pushing.
+# install it into .venv/ unless .venv/ already has those bytes, and run the
+# smoke tier of the op tests (`pytest -m smoke`: each op's smoke samples from
+# its spec, under a minute on 2 cores; across the CPU cores with pytest-xdist
+# where .venv/ has it). No sweeps, packaging tests, lint, browser or workflow
+# test: ci/test.sh (= .ci/run) stays the full gate, to run before pushing.
 #
-#   ci/dev.sh [pytest args]
-#     ci/dev.sh -k rms_norm                      the tests of one op
-#     ci/dev.sh tests/ops/test_matmul.py -x      a path replaces tests/ops/
+#   ci/dev.sh [--all] [pytest args]
+#     ci/dev.sh                                  the smoke tier of every op
+#     ci/dev.sh -k rms_norm                      the smoke tier of one op
+#     ci/dev.sh --all                            every op test (the sweeps too; 4-8 minutes)
+#     ci/dev.sh --all -k rms_norm                every test of one op
+#     ci/dev.sh tests/ops/test_matmul.py -x      a path: all its tests, in place of tests/ops/
+#     ci/dev.sh -m 'not smoke'                   -m: this marker expression instead
 #     ci/dev.sh -m large_memory                  the >2^31-element tests
-#                                                (skipped by default: ~13 GiB)
+#                                                (skipped unless -m names them: ~13 GiB)
+#   A failing test's report names its seed; MY_OPS_SEED=<seed> ci/dev.sh ... reruns it with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,14 +44,35 @@ PY
     "$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
 fi
 
-args=(-q -m "not large_memory")
+# The tier: smoke, unless the caller asks for all (--all), names paths (run
+# whole) or gives a marker expression of its own; the >2^31-element tests only
+# where that expression names them.
+markers=smoke
+paths=(tests/ops)
+rest=()
+for arg in "$@"; do
+    if [ "$arg" = --all ]; then
+        markers="not large_memory"
+        continue
+    fi
+    if [ -e "${arg%%::*}" ]; then
+        paths=()  # the caller named what to run
+        markers="not large_memory"
+    fi
+    rest+=("$arg")
+done
+for ((i = 0; i < ${#rest[@]}; i++)); do
+    case "${rest[i]}" in
+        -m) markers=${rest[i + 1]:-}; unset 'rest[i]' 'rest[i + 1]'; i=$((i + 1)) ;;
+        -m*) markers=${rest[i]#-m}; unset 'rest[i]' ;;
+    esac
+done
+case "$markers" in
+    *large_memory*) ;;
+    *) markers="($markers) and not large_memory" ;;
+esac
+args=(-q -m "$markers")
 if "$python" -c 'import xdist' 2>/dev/null; then
     args+=(-n auto)
 fi
-paths=(tests/ops)
-for arg in "$@"; do
-    if [ -e "${arg%%::*}" ]; then
-        paths=()  # the caller named what to run
-    fi
-done
-exec "$python" -m pytest "${args[@]}" "${paths[@]}" "$@"
+exec "$python" -m pytest "${args[@]}" "${paths[@]}" "${rest[@]}"

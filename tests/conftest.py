@@ -8,7 +8,9 @@ where one is present, on a CUDA device.
 from __future__ import annotations
 
 import os
+import random
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -40,13 +42,38 @@ TOLERANCES = {
 }
 
 
+SEED_VARIABLE = "MY_OPS_SEED"
+OPS_TESTS = Path(__file__).resolve().parent / "ops"
+
+
 @pytest.fixture(autouse=True)
 def _fresh_seed(request):
-    """A different seed for every test (printed on failure), never a fixed one."""
-    seed = int.from_bytes(os.urandom(4), "little")
-    torch.manual_seed(seed)
+    """A different seed for every test, never a fixed one; a failing test's
+    report names it, and MY_OPS_SEED=<seed> runs the tests with that seed."""
+    chosen = os.environ.get(SEED_VARIABLE)
+    seed = int(chosen) if chosen else int.from_bytes(os.urandom(4), "little")
+    torch.manual_seed(seed)  # every device's generator
+    random.seed(seed)
     request.node.user_properties.append(("seed", seed))
     yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    seeds = [value for key, value in item.user_properties if key == "seed"]
+    if report.failed and seeds:
+        report.sections.append(("seed", f"rerun with this test's random inputs: {SEED_VARIABLE}={seeds[-1]} "
+                                        f"python -m pytest '{item.nodeid}'"))
+    return report
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tiers of tests/ops: the spec-named samples marked `smoke` (pytest -m
+    smoke, ci/dev.sh's default), everything else there `sweep`."""
+    for item in items:
+        if item.get_closest_marker("smoke") is None and OPS_TESTS in item.path.parents:
+            item.add_marker(pytest.mark.sweep)
 
 
 @pytest.fixture(params=DEVICES)

@@ -10,7 +10,8 @@ import torch
 import specs
 from conftest import TOLERANCES, make_input
 
-SAMPLES = [pytest.param(spec, name, id=f"{spec.id} {name}") for spec, name in specs.samples()]
+SAMPLES = [pytest.param(spec, name, id=f"{spec.id} {name}", marks=specs.tier(spec, name))
+           for spec, name in specs.samples()]
 
 
 @pytest.mark.parametrize("spec, sample", SAMPLES)

@@ -31,7 +31,8 @@ def _t(*shape, dtype=torch.float32, device="cpu"):
 
 
 # Each case: a spec's bad call (tests/ops/specs/), made on a given device, that breaks one rule.
-BAD_CALLS = [pytest.param(spec, bad, id=f"{spec.id} {bad.name}") for spec, bad in specs.bad_calls()]
+BAD_CALLS = [pytest.param(spec, bad, id=f"{spec.id} {bad.name}", marks=specs.tier(spec, bad.name))
+             for spec, bad in specs.bad_calls()]
 
 
 @pytest.mark.parametrize("spec, bad", BAD_CALLS)

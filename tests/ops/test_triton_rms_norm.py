@@ -32,6 +32,8 @@ needs_kernels = pytest.mark.skipif(DEVICE is None, reason="needs a CUDA device (
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA device (compiled Triton kernels)")
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 OPS = torch.ops.my_ops
+# This family has no spec (tests/ops/specs/); its smoke tier is here (test_smoke_tier.py checks it).
+SMOKE_OPS = ("triton_rms_norm", "triton_rms_norm_backward")
 
 # hidden 1, odd, narrow (several rows per program), not a power of two, empty
 SHAPES = [(1,), (3, 1), (5, 13), (4, 1000), (2, 3, 256), (130, 64), (0, 8), (4, 0), (9, 4097), (2, 3, 4096)]
@@ -71,6 +73,24 @@ def test_backward(shape, dtype):
     assert_matches(x_.grad, x64.grad, dtype, scale=4)
     rows = max(1, x.numel() // max(1, shape[-1]))
     assert_matches(w_.grad, w64.grad, dtype, scale=4 * rows ** 0.5)
+
+
+@needs_kernels
+@pytest.mark.smoke
+@pytest.mark.parametrize("dtype, layout", [(torch.float32, "contiguous"), (torch.float64, "contiguous"),
+                                           (torch.bfloat16, "sliced_odd")], ids=str)
+def test_smoke(dtype, layout):
+    """One case of each dtype class, one of them rows read from a wider tensor: forward and backward."""
+    x, weight = _inputs((3, 40), dtype, layout)
+    x_, w_ = x.detach().requires_grad_(), weight.detach().requires_grad_()
+    out = my_ops.triton_rms_norm(x_, w_, 1e-5)
+    assert_matches(out, reference.rms_norm(x, weight, 1e-5), dtype)
+    grad = make_input((3, 40), dtype, DEVICE)
+    out.backward(grad)
+    x64, w64 = x.double().requires_grad_(), weight.double().requires_grad_()
+    reference.rms_norm(x64, w64, 1e-5).backward(grad.double())
+    assert_matches(x_.grad, x64.grad, dtype, scale=4)
+    assert_matches(w_.grad, w64.grad, dtype, scale=8)
 
 
 @needs_kernels
@@ -200,6 +220,7 @@ def test_forward_mode_ad_refused():
 
 
 # ------------------------------------------------------------ bad input
+@pytest.mark.smoke
 @pytest.mark.parametrize("call, message", [
     (lambda: my_ops.triton_rms_norm(torch.empty(2, 4096, device="meta"), torch.empty(4095, device="meta")),
      r"my_ops.triton_rms_norm: expected weight to have shape \[4096\] \(the last dimension of x\), but got \[4095\]"),
@@ -244,6 +265,7 @@ def test_cpu_tensor_names_the_fix():
         my_ops.triton_rms_norm(torch.randn(2, 8), torch.ones(8))
 
 
+@pytest.mark.smoke
 def test_meta_shapes():
     y = my_ops.triton_rms_norm(torch.empty(2, 3, 64, device="meta", dtype=torch.bfloat16),
                                torch.empty(64, device="meta", dtype=torch.float32))

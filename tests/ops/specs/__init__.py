@@ -15,6 +15,11 @@ A spec describes its op by
   * `samples`: named opcheck samples, `name -> (device -> args)`;
   * `bad_calls`: calls that break one argument rule, with a fragment of the
     message (after "my_ops.<op>: ");
+  * `smoke`: the names, among `samples` and `bad_calls`, of the quick tier
+    (`pytest -m smoke`): a sample of each dtype class the op takes (float32,
+    float64, 16-bit), one whose tensors are not all contiguous, and one bad
+    call. Optional to write, but test_smoke_tier.py fails for a spec without
+    them (`smoke_gaps` says what is missing);
   * traits: `differentiable` (the Python API records a gradient),
     `mutates` (names of the arguments written in place), `row_wise` (reads
     evenly spaced rows in place), `func` (torch.func transforms through the
@@ -28,9 +33,15 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+import pytest
 import torch
 
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+# The smoke tier runs one sample of each class an op takes: the kernels have a
+# float32 path, a float64 path (float64 arithmetic) and a 16-bit one (float32
+# arithmetic on converted loads and stores).
+DTYPE_CLASSES = {"float32": (torch.float32,), "float64": (torch.float64,),
+                 "16-bit": (torch.float16, torch.bfloat16)}
 
 
 class _Input:
@@ -82,6 +93,7 @@ class OpSpec:
     input_shape: tuple = (5, 16)             # a first argument the tests may use
     module: Optional[Callable] = None        # makes the op's nn.Module, called as module()(x)
     dtypes: tuple = DTYPES
+    smoke: tuple = ()                        # names in samples and bad_calls: the quick tier
     family: str = ""
 
     @property
@@ -141,3 +153,31 @@ def samples(specs=None) -> list:
 
 def bad_calls(specs=None) -> list:
     return [(s, b) for s in (ALL if specs is None else specs) for b in s.bad_calls]
+
+
+def tier(spec: OpSpec, name: str) -> list:
+    """pytest marks of a spec's sample or bad call: `smoke` where its spec names it."""
+    return [pytest.mark.smoke] if name in spec.smoke else []
+
+
+def smoke_gaps(spec: OpSpec) -> list:
+    """What the spec's smoke tier lacks (empty: complete), in words."""
+    if not spec.smoke:
+        return [f"{spec.id}: no smoke samples (OpSpec.smoke names them, in tests/ops/specs/{spec.family}.py)"]
+    gaps = []
+    bad = {b.name for b in spec.bad_calls}
+    for name in spec.smoke:
+        if (name in spec.samples) == (name in bad):
+            where = "both samples and bad_calls" if name in bad else "neither samples nor bad_calls"
+            gaps.append(f"{spec.id}: smoke name {name!r} is in {where}")
+    tensors = [[a for a in spec.samples[name]("cpu") if isinstance(a, torch.Tensor)]
+               for name in spec.smoke if name in spec.samples]
+    taken = {t[0].dtype for t in tensors if t}
+    for cls, members in DTYPE_CLASSES.items():
+        if set(members) & set(spec.dtypes) and not set(members) & taken:
+            gaps.append(f"{spec.id}: no {cls} smoke sample")
+    if not any(not a.is_contiguous() for t in tensors for a in t):
+        gaps.append(f"{spec.id}: no smoke sample with a non-contiguous tensor")
+    if not bad & set(spec.smoke):
+        gaps.append(f"{spec.id}: no smoke bad call")
+    return gaps

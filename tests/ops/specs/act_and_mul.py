@@ -38,6 +38,7 @@ def _unit(name, extra, module):
         "bfloat16": lambda d: (torch.randn(2, 3, 64, device=d, dtype=torch.bfloat16), *extra),
         "transposed": lambda d: (torch.randn(6, 4, device=d).t(), *extra),
         "sliced": lambda d: (torch.randn(5, 24, device=d)[:, 4:20], *extra),
+        "float64": lambda d: (torch.randn(3, 12, device=d, dtype=torch.float64), *extra),
     }
     bad = [
         BadCall("odd", lambda d: (t(3, 7, device=d), *extra),
@@ -63,12 +64,19 @@ def _unit(name, extra, module):
     forward = OpSpec(
         name, api=op, reference=getattr(reference, name), args_for=lambda x: extra, variant=variant,
         differentiable=True, func=True, row_wise=True, samples=sample, bad_calls=bad,
-        module=module)
+        smoke=("float32-grad", "float64", "bfloat16", "sliced", "odd"), module=module)
     backward = OpSpec(
         f"{name}_backward", reference=_backward_reference(name, extra), variant=variant,
         args_for=lambda g: (like(g, *g.shape[:-1], 2 * g.shape[-1]), *extra), input_shape=(5, 8), row_wise=True,
-        samples={"float32": lambda d: (torch.randn(3, 5, device=d), torch.randn(3, 10, device=d), *extra)},
-        bad_calls=backward_bad)
+        samples={
+            "float32": lambda d: (torch.randn(3, 5, device=d), torch.randn(3, 10, device=d), *extra),
+            "float64": lambda d: (torch.randn(2, 6, device=d, dtype=torch.float64),
+                                  torch.randn(2, 12, device=d, dtype=torch.float64), *extra),
+            "bfloat16": lambda d: (torch.randn(2, 16, device=d, dtype=torch.bfloat16),
+                                   torch.randn(2, 32, device=d, dtype=torch.bfloat16), *extra),
+            "sliced": lambda d: (torch.randn(4, 12, device=d)[:, 2:10], torch.randn(4, 24, device=d)[:, :16], *extra),
+        },
+        smoke=("float32", "float64", "bfloat16", "sliced", "grad shape"), bad_calls=backward_bad)
     return [forward, backward]
 
 

@@ -18,7 +18,9 @@ SPECS = [
         samples={
             "grad": lambda d: (torch.randn(3, 5, device=d, requires_grad=True),),
             "bfloat16 transposed": lambda d: (torch.randn(4, 6, device=d, dtype=BF16).t(),),
+            "float64": lambda d: (torch.randn(2, 5, device=d, dtype=F64),),
         },
+        smoke=("grad", "float64", "bfloat16 transposed", "int"),
         bad_calls=[
             BadCall("int", lambda d: (t(3, dtype=torch.int64, device=d),),
                     rf"expected x to be {FLOAT_OR}, but got torch.int64"),
@@ -29,7 +31,10 @@ SPECS = [
         samples={
             "grad": lambda d: (torch.randn(7, device=d, requires_grad=True), torch.randn(7, device=d)),
             "float16": lambda d: (torch.randn(2, 3, device=d, dtype=F16), torch.randn(2, 3, device=d, dtype=F16)),
+            "float64 strided": lambda d: (torch.randn(3, 8, device=d, dtype=F64)[:, ::2],
+                                          torch.randn(3, 4, device=d, dtype=F64)),
         },
+        smoke=("grad", "float64 strided", "float16", "shape"),
         bad_calls=[
             BadCall("shape", lambda d: (t(3, 4, device=d), t(4, 3, device=d)),
                     r"expected b to have the same shape as a \[3, 4\], but got \[4, 3\]"),
@@ -43,7 +48,12 @@ SPECS = [
             "grad": lambda d: (torch.randn(4, 4, device=d, requires_grad=True),
                                torch.randn(4, 4, device=d, requires_grad=True), 1.5),
             "empty": lambda d: (torch.randn(0, 3, device=d), torch.randn(0, 3, device=d), -2.0),
+            "float64": lambda d: (torch.randn(3, 5, device=d, dtype=F64), torch.randn(3, 5, device=d, dtype=F64),
+                                  -1.25),
+            "bfloat16 sliced": lambda d: (torch.randn(4, 12, device=d, dtype=BF16)[:, 2:10],
+                                          torch.randn(4, 8, device=d, dtype=BF16), 0.5),
         },
+        smoke=("grad", "float64", "bfloat16 sliced", "shape"),
         bad_calls=[
             BadCall("shape", lambda d: (t(3, 4, device=d), t(3, device=d), 1.0),
                     r"expected b to have the same shape as a \[3, 4\], but got \[3\]"),
@@ -58,7 +68,10 @@ SPECS = [
             "float64 transposed out": lambda d: (torch.randn(3, 4, device=d, dtype=F64),
                                                  torch.randn(3, 4, device=d, dtype=F64),
                                                  torch.empty(4, 3, device=d, dtype=F64).t()),
+            "bfloat16": lambda d: (torch.randn(2, 6, device=d, dtype=BF16), torch.randn(2, 6, device=d, dtype=BF16),
+                                   torch.empty(2, 6, device=d, dtype=BF16)),
         },
+        smoke=("float32", "float64 transposed out", "bfloat16", "out shape"),
         bad_calls=[
             BadCall("out shape", lambda d: (t(3, 4, device=d), t(3, 4, device=d), t(4, 3, device=d)),
                     r"expected out to have the same shape as a \[3, 4\], but got \[4, 3\]"),

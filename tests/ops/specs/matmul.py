@@ -18,7 +18,10 @@ SPECS = [
             "grad": lambda d: (torch.randn(3, 4, device=d, requires_grad=True),
                                torch.randn(4, 5, device=d, requires_grad=True)),
             "empty-k": lambda d: (torch.randn(3, 0, device=d), torch.randn(0, 2, device=d)),
+            "float64": lambda d: (torch.randn(6, 5, device=d, dtype=torch.float64),
+                                  torch.randn(5, 3, device=d, dtype=torch.float64)),
         },
+        smoke=("float32", "float64", "bfloat16-transposed", "rows"),
         bad_calls=[
             BadCall("3-D", lambda d: (t(2, 3, 4, device=d), t(4, 2, device=d)),
                     r"expected a to be 2-D, but got 3-D shape \[2, 3, 4\]"),

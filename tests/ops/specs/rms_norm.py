@@ -9,6 +9,7 @@ from my_ops import reference
 from specs import BadCall, OpSpec, like, t
 
 BF16 = {"dtype": torch.bfloat16}
+F64 = {"dtype": torch.float64}
 FLOAT_OR = "a float32, float64, float16 or bfloat16 tensor"
 
 
@@ -33,7 +34,9 @@ SPECS = [
             "bfloat16": lambda d: (torch.randn(2, 3, 64, device=d, **BF16), torch.rand(64, device=d, **BF16), 1e-5),
             "transposed": lambda d: (torch.randn(16, 5, device=d).t(), torch.rand(16, device=d), 0.0),
             "sliced": lambda d: (torch.randn(6, 48, device=d)[:, 8:40], torch.rand(32, device=d), 1e-6),
+            "float64": lambda d: (torch.randn(3, 24, device=d, **F64), torch.rand(24, device=d, **F64), 1e-6),
         },
+        smoke=("float32-grad", "float64", "bfloat16", "sliced", "weight length"),
         bad_calls=[
             BadCall("weight length", lambda d: (t(4, 8, device=d), t(7, device=d), 1e-6),
                     r"expected weight to have shape \[8\] \(the last dimension of x\), but got \[7\]"),
@@ -64,7 +67,12 @@ SPECS = [
                                   torch.rand(8, device=d), 1e-6),
             "sliced": lambda d: (torch.randn(3, 24, device=d)[:, :16], torch.randn(3, 20, device=d)[:, 4:],
                                  torch.rand(16, device=d), 1e-6),
+            "float64": lambda d: (torch.randn(3, 8, device=d, **F64), torch.randn(3, 8, device=d, **F64),
+                                  torch.rand(8, device=d, **F64), 1e-6),
+            "bfloat16": lambda d: (torch.randn(2, 32, device=d, **BF16), torch.randn(2, 32, device=d, **BF16),
+                                   torch.rand(32, device=d, **BF16), 1e-5),
         },
+        smoke=("float32", "float64", "bfloat16", "sliced", "grad shape"),
         bad_calls=[
             BadCall("grad shape", lambda d: (t(4, 7, device=d), t(4, 8, device=d), t(8, device=d), 1e-6),
                     r"expected grad_out to have the same shape as x \[4, 8\], but got \[4, 7\]"),
@@ -79,7 +87,10 @@ SPECS = [
                                    torch.rand(24, device=d, **BF16), 1e-5),
             "sliced": lambda d: (torch.randn(4, 64, device=d)[:, :32], torch.randn(4, 64, device=d)[:, 32:],
                                  torch.rand(32, device=d), 1e-6),
+            "float64": lambda d: (torch.randn(3, 16, device=d, **F64), torch.randn(3, 16, device=d, **F64),
+                                  torch.rand(16, device=d, **F64), 1e-6),
         },
+        smoke=("float32", "float64", "bfloat16", "sliced", "residual shape"),
         bad_calls=[
             BadCall("residual shape", lambda d: (t(4, 8, device=d), t(2, 8, device=d), t(8, device=d), 1e-6),
                     r"expected residual to have the same shape as x \[4, 8\], but got \[2, 8\]"),
