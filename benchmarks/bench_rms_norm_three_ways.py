@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """RMSNorm three ways (issue 22): plain PyTorch, Triton, CUDA C, side by side.
 
-  python benchmarks/bench_rms_norm_three_ways.py --csv benchmarks/results/h100.csv \\
-      --plot benchmarks/results/h100-three-ways.png [--quick]
+  python benchmarks/run.py --family rms_norm_three_ways [--quick]     (recorded in the history)
+  python benchmarks/bench_rms_norm_three_ways.py [--quick] [--no-first-call]   (printed only)
 
 Providers: eager (the reference-style composite in the input dtype with
 float32 math), F.rms_norm, compile (torch.compile of the composite),
@@ -14,9 +14,9 @@ Every provider is checked against the float64 reference before it is timed.
 GB/s counts each input read and each output written once; % of copy is
 against a measured x.clone() in the same run. The Triton op's first call
 (JIT compile) is timed in a fresh process, with an empty Triton cache and
-with the cache the first one filled. Rows are appended to --csv (family
-rms_norm_3ways), the plot written to --plot where matplotlib imports.
-benchmarks/run.py runs this too (CUDA only; its CSV then holds the rows).
+with the cache the first one filled (not with --quick). Rows of family
+rms_norm_3ways; benchmarks/run.py records them (CUDA only) in the history,
+this script's own main prints them.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 import bench_rms_norm as sweeps  # noqa: E402
 import my_ops  # noqa: E402
 import providers  # noqa: E402
-from common import Row, check_against, copy_bandwidth, dtype_name, finish, input_sets, time_call, write_csv  # noqa: E402
+from common import Row, check_against, copy_bandwidth, dtype_name, finish, input_sets, time_call  # noqa: E402
 from my_ops import reference  # noqa: E402
 
 FAMILY = "rms_norm_3ways"
@@ -168,50 +168,11 @@ def run(device: torch.device, quick: bool = False) -> list[Row]:
     """For benchmarks/run.py: the CUDA rows (Triton runs on CUDA only)."""
     if device.type != "cuda" or not my_ops.HAVE_TRITON:
         return []
-    return forward(quick) + forward_backward(quick)
-
-
-def plot(rows: list[Row], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(17, 4.5))
-    # 2-D dense shapes (not the 3-D headline, not a slice "rows x hidden/stride")
-    dense = [r for r in rows if r.mode == "fwd" and r.dtype == "bfloat16" and "/" not in r.shape
-             and r.shape.count("x") == 1]
-    for ax, (label, pick, key) in zip(axes, [
-            ("hidden size (32768 rows, bf16, forward)", lambda s: s.startswith("32768x"),
-             lambda s: int(s.split("x")[1])),
-            ("rows (hidden 4096, bf16, forward)", lambda s: s.endswith("x4096"), lambda s: int(s.split("x")[0]))]):
-        for provider in dict.fromkeys(r.provider for r in dense):
-            points = sorted((key(r.shape), r.pct_of_copy) for r in dense if r.provider == provider and pick(r.shape))
-            if points:
-                ax.plot(*zip(*points), marker="o", label=provider)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel(label)
-        ax.set_ylabel("% of copy bandwidth")
-        ax.grid(True, alpha=0.3)
-        ax.legend()
-    head = sweeps._label(sweeps.HEADLINE)
-    bars = [r for r in rows if r.shape == head and r.dtype == "bfloat16" and r.mode in ("fwd", "fwd+bwd")]
-    names = list(dict.fromkeys(r.provider for r in bars))
-    for i, mode in enumerate(("fwd", "fwd+bwd")):
-        us = [next((r.time_us for r in bars if r.provider == n and r.mode == mode), math.nan) for n in names]
-        axes[2].bar([j + 0.4 * i for j in range(len(names))], us, width=0.4, label=mode)
-    axes[2].set_xticks([j + 0.2 for j in range(len(names))], names, rotation=30)
-    axes[2].set_ylabel(f"us per call, {head} bf16")
-    axes[2].legend()
-    fig.suptitle(f"RMSNorm three ways on {rows[0].device}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    return forward(quick) + forward_backward(quick) + ([] if quick else first_call())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--csv", type=Path, default=HERE / "results" / "three-ways.csv", help="CSV to append to")
-    parser.add_argument("--plot", type=Path, help="PNG to write (needs matplotlib)")
     parser.add_argument("--quick", action="store_true", help="the headline shape only")
     parser.add_argument("--no-first-call", action="store_true", help="skip the fresh-process JIT timing")
     args = parser.parse_args()
@@ -228,20 +189,13 @@ def main() -> int:
         rows += first_call()
     for row in rows:
         row.device = device_name
-    write_csv(rows, args.csv, append=True)
     print(f"device: {device_name}; torch {torch.__version__}; liger: {providers.HAVE_LIGER}; "
-          f"copy bandwidth {copy_gbps:.0f} GB/s; rows appended to {args.csv}")
+          f"copy bandwidth {copy_gbps:.0f} GB/s (printed only: run.py records)")
     print(f"{'mode':<16}{'dtype':<10}{'shape':<16}{'provider':<12}{'us':>11}{'GB/s':>8}{'%copy':>7}"
           f"{'vs eager':>9}  note")
     for r in rows:
         print(f"{r.mode:<16}{r.dtype:<10}{r.shape:<16}{r.provider:<12}{r.time_us:>11.1f}{r.gbps:>8.0f}"
               f"{r.pct_of_copy:>7.1f}{r.speedup_vs_baseline:>9.2f}  {r.timing} {r.note}")
-    if args.plot:
-        try:
-            plot(rows, args.plot)
-            print(f"plot: {args.plot}")
-        except ImportError:
-            print("matplotlib is not importable: no plot", file=sys.stderr)
     return 0
 
 

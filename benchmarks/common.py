@@ -12,17 +12,13 @@ Effective bandwidth counts each input read once and each output written once.
 
 from __future__ import annotations
 
-import csv
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 @dataclass
@@ -153,21 +149,6 @@ def finish(rows: list[Row], copy_gbps: float, baselines: dict[tuple[str, str], s
                 row.baseline = baseline
                 row.speedup_vs_baseline = providers[baseline].time_us / row.time_us
     return rows
-
-
-def write_csv(rows: list[Row], path: Path, append: bool = False) -> None:
-    """The rows as CSV (append: after the rows already there, header only for a new file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    header = not append or not path.exists() or path.stat().st_size == 0
-    with path.open("a" if append else "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0]).keys()))
-        if header:
-            writer.writeheader()
-        for row in rows:
-            data = asdict(row)
-            for key in ("time_us", "gbps", "pct_of_copy", "speedup_vs_baseline"):
-                data[key] = f"{data[key]:.4g}"
-            writer.writerow(data)
 
 
 # Loose bounds for comparing an implementation with the float64 reference

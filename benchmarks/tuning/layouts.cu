@@ -31,7 +31,7 @@ using namespace my_ops;
         }                                                                                   \
     } while (0)
 
-constexpr double kCopyGBs = 3005;  // device-to-device copy on the H100 (benchmarks/results)
+constexpr double kCopyGBs = 3005;  // device-to-device copy on the H100 (benchmarks/NOTES.md)
 
 __global__ void fill(bf16 *p, int64_t n, uint32_t seed) {
     for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
