@@ -16,5 +16,6 @@ wheel=$(ci/lib/newest-wheel.sh dist)
 ci/test/install-browser.sh
 ci/test/lint.sh
 ci/test/test-workflows.sh  # the workflows' job graph, run with act (about 9 minutes)
-# no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/)
+# no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/, tests/benchmarks/):
+# both tiers of the op tests (smoke and sweep) and the performance page's currency
 .venv/bin/python -m pytest -q -rs "$@"
