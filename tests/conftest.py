@@ -72,7 +72,7 @@ def pytest_collection_modifyitems(config, items):
     """Tiers of tests/ops: the spec-named samples marked `smoke` (pytest -m
     smoke, ci/dev.sh's default), everything else there `sweep`."""
     for item in items:
-        if item.get_closest_marker("smoke") is None and OPS_TESTS in item.path.parents:
+        if item.get_closest_marker("smoke") is None and OPS_TESTS in item.path.resolve().parents:
             item.add_marker(pytest.mark.sweep)
 
 

@@ -43,7 +43,7 @@ if driver // 1000 < needed:
 PY
 )
 (cd /tmp && "$python" -m my_ops)
-# no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/)
+# no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/, tests/benchmarks/)
 MY_OPS_REQUIRE_CUDA=1 "$python" -m pytest -q -rs -p no:cacheprovider "$@"
 if [ "${MY_OPS_SANITIZE:-0}" = "1" ]; then
     compute-sanitizer --tool memcheck --error-exitcode 1 --target-processes all \

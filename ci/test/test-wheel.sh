@@ -48,5 +48,5 @@ if [ "$torch_before" != "$torch_after" ]; then
     exit 1
 fi
 (cd "$(dirname "$venv")" && "$vpy" -m my_ops)
-# no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/)
+# no path given: pyproject.toml's testpaths (tests/ops/, tests/packaging/, tests/benchmarks/)
 "$vpy" -m pytest -q -rs -p no:cacheprovider "$@"
