@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "../../src/kernels/cuda/common.cu"
@@ -137,10 +138,10 @@ template <typename... L> void sweep(const Shape &s, bool odd, Layouts<L...>) {
         (held<L::nv, L::max_threads>(s), ...);
 }
 
-int main() {
-    const int64_t elements = int64_t(32768) * 4096;  // 256 MiB of bf16 per tensor
-    for (const int64_t hidden : {4096, 8192, 4097, 2881, 1031, 8193, 14337, 127}) {
-        Shape s{elements / hidden, hidden};
+// One shape: the launcher's choice, then every layout the kernel family ships.
+void sweep_shape(int64_t rows, int64_t hidden) {
+    {
+        Shape s{rows, hidden};
         for (bf16 **p : {&s.x, &s.residual, &s.y, &s.y_launcher})
             CHECK(cudaMalloc(p, s.n() * 2 + 64));
         CHECK(cudaMalloc(&s.weight, hidden * 2));
@@ -167,5 +168,20 @@ int main() {
             sweep(s, false, RmsNormLayouts{});
         for (bf16 *p : {s.x, s.residual, s.y, s.y_launcher, s.weight}) CHECK(cudaFree(p));
     }
+}
+
+// No arguments: 256 MiB of bf16 per tensor at each width. `layouts ROWS...`:
+// the aligned widths at each of these row counts, to choose layouts that
+// serve every row count (a layout may depend on the width alone: batch
+// invariance, docs/determinism.md).
+int main(int argc, char **argv) {
+    const int64_t elements = int64_t(32768) * 4096;
+    if (argc == 1) {
+        for (const int64_t hidden : {4096, 8192, 4097, 2881, 1031, 8193, 14337, 127})
+            sweep_shape(elements / hidden, hidden);
+        return 0;
+    }
+    for (const int64_t hidden : {2048, 4096, 8192, 16384})
+        for (int i = 1; i < argc; ++i) sweep_shape(std::atoll(argv[i]), hidden);
     return 0;
 }

@@ -5,14 +5,18 @@
 namespace my_ops {
 namespace {
 
-// The forward layouts, from benchmarks/tuning/layouts.cu on an H100. Up to 256
-// threads; rows longer than that take 1024 threads (rms_norm forward) or 512
-// with 4-8 vectors each (the fused add, like the backward, which hold more per
-// vector: for the fused add's long rows measured faster than 256 threads of 8;
-// see benchmarks/NOTES.md). Few rows: as many threads as the row allows.
-template <bool kAdd> RowLayout forward_layout(int64_t rows, int64_t nvec) {
-    if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
-    return kAdd ? row_layout(nvec, 1, 4, 512, 4) : row_layout(nvec, 1, 8, 1024, 4);
+// The forward layouts (rms_norm and the fused add alike), from
+// benchmarks/tuning/layouts.cu's sweep over row counts (`layouts 1 8 64 256
+// 4096 32768`): two vectors a thread up to 1024 vectors a row (8192 bf16),
+// then four or eight, on up to 1024 threads. The layout depends on the row's
+// width alone, never on the number of rows: its threads fix the order of the
+// row's sum, and a row must give the same bits in any batch
+// (docs/determinism.md). The sweep found this one rule close to the best
+// layout at every row count, closer than the earlier split into few-row and
+// many-row layouts (benchmarks/NOTES.md).
+inline RowLayout forward_layout(int64_t nvec) {
+    if (nvec <= 1024) return {2, threads_for(nvec, 2), 1024};
+    return row_layout(nvec, 1, 0, 1024, 4);
 }
 // Unaligned rows, by their covering vectors. The covering-vector kernels hide
 // latency only with many threads per multiprocessor: two vectors per thread,
@@ -329,7 +333,7 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
         });
         return int(cudaGetLastError());
     }
-    const RowLayout layout = forward_layout<kAdd>(rows, nvec);
+    const RowLayout layout = forward_layout(nvec);
     if (vec && layout.nv > 0) {
         ForwardLayouts<kAdd>::type::launch(layout, [&](auto nv, auto max_threads) {
             constexpr int kNV = decltype(nv)::value, kMax = decltype(max_threads)::value;

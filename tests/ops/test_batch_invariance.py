@@ -1,0 +1,149 @@
+"""Batch invariance and determinism, as promised in docs/determinism.md.
+
+* Batch invariance: a row of every forward op's output is bit for bit the
+  same whichever rows share the call with it (1 row or thousands, at any
+  position), so a request's result does not depend on the batch it was
+  served in.
+* Determinism: the backward ops give the same bits run after run for the same
+  inputs (the weight gradient's sum over rows included).
+
+Bits are compared, not values: -0.0 against 0.0 or two NaN payloads would be a
+difference too. Every forward op of the specs is covered (the backward ops are
+checked for determinism through autograd), on every device; the CUDA shapes
+are large enough to reach the kernels' multi-wave and wide-row layouts.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import my_ops
+from conftest import DEVICES
+from specs import ALL, OpSpec
+
+FORWARD = [s for s in ALL if not s.name.endswith("_backward")]
+DIFFERENTIABLE = [s for s in FORWARD if s.differentiable]
+INVARIANCE_DTYPES = [torch.float32, torch.bfloat16]
+# (rows, width) per device: the rows of the full call (not equal to any other
+# dimension, so the row dimension of each argument is told apart by its size).
+SHAPES = {
+    "cpu": [(301, 64), (67, 1000)],
+    "cuda": [(2053, 64), (1031, 4096), (263, 5000), (37, 32768)],
+}
+# Row ranges of the full call, each called alone.
+PARTS = [(0, 1), (5, 6), (0, 7), (30, 37), (1, 257)]
+INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's bit patterns, so -0.0 != 0.0 and NaN payloads count."""
+    t = t.detach().contiguous()
+    return t.view(INT_OF_SIZE[t.element_size()]) if t.is_floating_point() else t
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b))
+
+
+def rows_input(rows, width, dtype, device, layout) -> torch.Tensor:
+    """x of [rows, width]: contiguous, or rows sliced from wider rows (read in place)."""
+    if layout == "contiguous":
+        return torch.empty(rows, width, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
+    wide = torch.empty(rows, width + 8, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
+    return wide[:, 4:4 + width]
+
+
+def take_rows(args: tuple, rows: int, part: slice) -> tuple:
+    """The arguments of a call on x[part]: tensors with x's row count are sliced, the rest shared."""
+    return tuple(a[part] if isinstance(a, torch.Tensor) and a.dim() >= 2 and a.shape[0] == rows else a
+                 for a in args)
+
+
+def outputs(spec: OpSpec, args: tuple) -> list:
+    """The op's results: its returned tensors, or the arguments it writes."""
+    args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+    result = spec.op(*args)
+    if spec.mutates:
+        names = spec.argument_names()
+        return [args[names.index(n)] for n in spec.mutates]
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def shape_cases():
+    return [(device, rows, width) for device in DEVICES for rows, width in SHAPES[device.split(":")[0]]]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "sliced"])
+@pytest.mark.parametrize("dtype", INVARIANCE_DTYPES, ids=lambda d: str(d).replace("torch.", ""))
+@pytest.mark.parametrize("device,rows,width", shape_cases(), ids=lambda v: str(v))
+@pytest.mark.parametrize("spec", FORWARD, ids=lambda s: s.id)
+def test_row_output_does_not_depend_on_the_batch(spec, device, rows, width, dtype, layout):
+    if dtype not in spec.dtypes:
+        pytest.skip(f"{spec.id} does not take {dtype}")
+    if spec.name == "matmul" and width > 5000:
+        pytest.skip("matmul's [rows, 32768] @ [32768, 4] adds nothing the narrower shapes do not")
+    x = rows_input(rows, width, dtype, device, layout)
+    args = spec.resolve(x)
+    with torch.no_grad():
+        full = outputs(spec, args)
+        for start, stop in PARTS:
+            part = slice(start, stop)
+            alone = outputs(spec, take_rows(args, rows, part))
+            for index, (whole, piece) in enumerate(zip(full, alone)):
+                assert same_bits(whole[part], piece), (
+                    f"{spec.id}: output {index} of rows {start}:{stop} differs when called with "
+                    f"{stop - start} rows instead of {rows}")
+
+
+def _gradients(spec: OpSpec, args: tuple, grad_outs: list) -> list:
+    leaves = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+              for a in args]
+    result = spec.call(leaves[0], tuple(leaves[1:]))
+    result = list(result) if isinstance(result, (tuple, list)) else [result]
+    inputs = [a for a in leaves if isinstance(a, torch.Tensor)]
+    return list(torch.autograd.grad(result, inputs, grad_outs))
+
+
+@pytest.mark.parametrize("dtype", INVARIANCE_DTYPES, ids=lambda d: str(d).replace("torch.", ""))
+@pytest.mark.parametrize("device,rows,width", shape_cases(), ids=lambda v: str(v))
+@pytest.mark.parametrize("spec", DIFFERENTIABLE, ids=lambda s: s.id)
+def test_backward_is_deterministic(spec, device, rows, width, dtype):
+    if dtype not in spec.dtypes:
+        pytest.skip(f"{spec.id} does not take {dtype}")
+    if spec.name == "matmul" and width > 5000:
+        pytest.skip("matmul's [rows, 32768] @ [32768, 4] adds nothing the narrower shapes do not")
+    x = rows_input(rows, width, dtype, device, "contiguous")
+    args = spec.resolve(x)
+    with torch.no_grad():
+        grad_outs = [torch.randn_like(o) for o in outputs(spec, args)]
+    first = _gradients(spec, args, grad_outs)
+    for attempt in range(2):
+        again = _gradients(spec, args, grad_outs)
+        for index, (a, b) in enumerate(zip(first, again)):
+            assert same_bits(a, b), f"{spec.id}: gradient {index} differs on run {attempt + 2}"
+
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="the Triton kernels need a CUDA device")
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", INVARIANCE_DTYPES, ids=lambda d: str(d).replace("torch.", ""))
+@pytest.mark.parametrize("rows,width", SHAPES["cuda"], ids=str)
+def test_triton_rms_norm_batch_invariance_and_determinism(rows, width, dtype):
+    x = rows_input(rows, width, dtype, "cuda", "contiguous")
+    w = torch.empty(width, dtype=dtype, device="cuda").uniform_(0.5, 1.5)
+    with torch.no_grad():
+        full = my_ops.triton_rms_norm(x, w, 1e-6)
+        for start, stop in PARTS:
+            alone = my_ops.triton_rms_norm(x[start:stop], w, 1e-6)
+            assert same_bits(full[start:stop], alone), f"rows {start}:{stop} differ alone"
+    grad = torch.randn_like(full)
+
+    def gradients():
+        xs, ws = x.clone().requires_grad_(), w.clone().requires_grad_()
+        return torch.autograd.grad(my_ops.triton_rms_norm(xs, ws, 1e-6), (xs, ws), grad)
+
+    first = gradients()
+    for a, b in zip(first, gradients()):
+        assert same_bits(a, b)
