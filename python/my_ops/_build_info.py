@@ -178,27 +178,30 @@ def wheel_for(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> st
     pin, root = _pinned_version(info)
     minor, label = _minor_tuple(torch_version), cuda_label(torch_cuda)
     pairs = _pairs(info)
+    wanted = tuple(int(p) for p in torch_cuda.split(".")[:2]) if torch_cuda else None
+
+    def fits(candidate: str) -> bool:  # (the CPU build fits a CPU torch; a CUDA one, as the import guard says)
+        cuda = _label_cuda(candidate)
+        if wanted is None or cuda is None:
+            return wanted is None and cuda is None
+        return cuda[0] == wanted[0] and cuda <= wanted
+
+    newest = {}  # the newest fitting label of this torch's minor, and of any minor a stable wheel serves
+    stable_floor = info.torch_range[0] if info.abi == "stable" else None
+    for pair_minor, pair_label in sorted(pairs, key=lambda p: _label_cuda(p[1]) or (0, 0)):
+        if fits(pair_label):
+            if pair_minor == minor:
+                newest["pair"] = pair_label
+            if stable_floor and pair_minor >= stable_floor:
+                newest["stable"] = pair_label
     if (minor, label) in pairs:
         chosen, folder = label, f"torch{minor[0]}.{minor[1]}/{label}"
-    elif torch_cuda:
-        wanted = tuple(int(p) for p in torch_cuda.split(".")[:2])
-
-        def fits(candidate: str) -> bool:
-            cuda = _label_cuda(candidate)
-            return cuda is not None and cuda[0] == wanted[0] and cuda <= wanted
-
-        same_minor = sorted((_label_cuda(lab), lab) for m, lab in pairs if m == minor and fits(lab))
-        stable_floor = info.torch_range[0] if info.abi == "stable" else None
-        any_stable = sorted((_label_cuda(lab), lab) for m, lab in pairs
-                            if stable_floor and m >= stable_floor and fits(lab))
-        if same_minor:
-            chosen = same_minor[-1][1]
-            folder = f"torch{minor[0]}.{minor[1]}/{chosen}"
-        elif any_stable and minor >= stable_floor:
-            chosen = any_stable[-1][1]
-            folder = chosen  # the per-CUDA index: any torch the stable wheels serve
-        else:
-            return None
+    elif "pair" in newest:
+        chosen = newest["pair"]
+        folder = f"torch{minor[0]}.{minor[1]}/{chosen}"
+    elif "stable" in newest and minor >= stable_floor:
+        chosen = newest["stable"]
+        folder = chosen  # the per-CUDA index: any torch the stable wheels serve
     else:
         return None
     return f"pip install my_ops=={pin}+{chosen} --extra-index-url {root}/{folder}/"

@@ -105,6 +105,12 @@ def test_a_cuda_minor_without_a_pair_gets_the_older_toolkit_of_its_minor():
     assert _last_line(text) == f"pip install my_ops==1.0+cu128 --extra-index-url {INDEX}/whl/torch2.11/cu128/"
 
 
+def test_a_newer_cpu_torch_gets_the_cpu_index():
+    """A CPU-only torch newer than every pair (a future 2.16) still loads the stable +cpu wheel."""
+    assert _build_info.wheel_for(STABLE, "2.16.0+cpu", None) == (
+        f"pip install my_ops==1.0+cpu --extra-index-url {INDEX}/whl/cpu/")
+
+
 def test_no_published_wheel_builds_from_source():
     text = _label_free_error([CPU, CU126, CU130], "2.11.0+cu118", "11.8")
     assert "my_ops publishes no wheel for torch 2.11 with cu118" in _last_line(text)
