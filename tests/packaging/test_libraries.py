@@ -178,6 +178,19 @@ def test_python_m_my_ops_says_which_and_why(label_free_wheel, tmp_path):
     assert "my_ops publishes no wheel for torch" in result.stderr.strip().splitlines()[-1]
 
 
+def test_the_label_free_wheel_refuses_with_the_next_step(label_free_wheel, tmp_path):
+    """For real, from PyPI's wheel: an old torch is told to upgrade, a misspelled MY_OPS_LIBRARY what there is."""
+    result = _run(label_free_wheel, tmp_path, "import torch; torch.__version__ = '2.9.1'; import my_ops")
+    assert result.returncode != 0 and "has no kernel library for torch 2.9.1" in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("Upgrade torch to >= 2.10")
+    cuda = my_ops.build_info.cuda_label
+    result = _run(label_free_wheel, tmp_path, "import my_ops", MY_OPS_LIBRARY="cu126")
+    assert result.returncode != 0
+    assert f"MY_OPS_LIBRARY=cu126 names no library here (available: cpu, {cuda})" in result.stderr, result.stderr
+    with zipfile.ZipFile(label_free_wheel) as zf:  # the license travels into PyPI's wheel too
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in zf.namelist())
+
+
 def test_build_info_lists_the_libraries():
     assert my_ops.library.info == my_ops.build_info
     assert _build_info.load().version == my_ops.__version__
