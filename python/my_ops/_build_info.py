@@ -194,7 +194,7 @@ def wheel_for(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> st
                 newest["pair"] = pair_label
             if stable_floor and pair_minor >= stable_floor:
                 newest["stable"] = pair_label
-    if (minor, label) in pairs:
+    if (minor, label) in pairs or not pairs:  # (a build record without pairs: this torch's own)
         chosen, folder = label, f"torch{minor[0]}.{minor[1]}/{label}"
     elif "pair" in newest:
         chosen = newest["pair"]

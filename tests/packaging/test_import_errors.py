@@ -111,6 +111,11 @@ def test_a_newer_cpu_torch_gets_the_cpu_index():
         f"pip install my_ops==1.0+cpu --extra-index-url {INDEX}/whl/cpu/")
 
 
+def test_a_record_without_pairs_names_this_torchs_own_pair():
+    assert _build_info.wheel_for(dataclasses.replace(STABLE, supported_pairs=()), "2.12.0", "13.0") == (
+        f"pip install my_ops==1.0+cu130 --extra-index-url {INDEX}/whl/torch2.12/cu130/")
+
+
 def test_no_published_wheel_builds_from_source():
     text = _label_free_error([CPU, CU126, CU130], "2.11.0+cu118", "11.8")
     assert "my_ops publishes no wheel for torch 2.11 with cu118" in _last_line(text)
