@@ -95,23 +95,21 @@ function(my_ops_version_label out_var)
   set(${out_var} "${label}" PARENT_SCOPE)
 endfunction()
 
-# A regular-API (legacy) binding links torch's CUDA libraries of one CUDA
-# major version: nvcc must match it. A stable binding uses torch's headers
-# and C shim only, which do not depend on torch's CUDA, so it may be built
-# against a torch of another CUDA major: the library then serves torch
-# builds of nvcc's major (the import guard says so), not the build torch.
+# nvcc's CUDA major must be torch's. A legacy binding links torch's CUDA
+# libraries of one major version. A stable binding would compile against any
+# torch's headers, but its library would then serve torch builds of nvcc's
+# major, not the torch it was built against and will run with: a build that
+# "succeeds" into a library this torch refuses at import (pip hides a CMake
+# warning of a build that succeeds). So both stop, naming the ways out.
 function(my_ops_check_cuda_matches_torch torch_cuda abi)
   string(REGEX MATCH "^[0-9]+" nvcc_major "${CMAKE_CUDA_COMPILER_VERSION}")
   string(REGEX MATCH "^[0-9]+" torch_major "${torch_cuda}")
-  if(NOT nvcc_major STREQUAL torch_major AND abi STREQUAL "stable")
-    message(WARNING
-      "nvcc is CUDA ${CMAKE_CUDA_COMPILER_VERSION} and torch was built with CUDA ${torch_cuda}: the "
-      "stable-ABI library serves torch builds with CUDA ${nvcc_major}, not this torch.")
-  elseif(NOT nvcc_major STREQUAL torch_major)
+  if(NOT nvcc_major STREQUAL torch_major)
     message(FATAL_ERROR
       "nvcc is CUDA ${CMAKE_CUDA_COMPILER_VERSION} but torch was built with CUDA ${torch_cuda}: "
-      "the major versions must match. Install the torch variant for CUDA ${nvcc_major}, or point "
-      "CUDA_HOME at a CUDA ${torch_major} toolkit.")
+      "the major versions must match. Point CUDA_HOME (or CUDACXX) at a CUDA ${torch_major} toolkit "
+      "no newer than ${torch_cuda}, install the torch variant for CUDA ${nvcc_major}, or build the CPU "
+      "kernels only with MY_OPS_CUDA=OFF.")
   endif()
 endfunction()
 

@@ -196,6 +196,21 @@ def wheel_dependency(torch_version: str, data: dict[str, Any] | None = None) -> 
     return "torch" if abi_of(torch_version, data) == "stable" else torch_requirement(torch_version, data)
 
 
+def requires_python(torch_version: str, data: dict[str, Any] | None = None) -> str:
+    """The Requires-Python of a wheel built against this torch: the oldest Python
+    of the torch minors it serves ('>=3.10' for a stable wheel: torch 2.10 needs
+    it; '>=3.9' for torch 2.6's legacy wheel). Without it, pip on a Python no
+    served torch supports would pair my_ops with an older torch that cannot load it."""
+    data = data or load()
+    served = [minor for minor in data["torch"]
+              if (abi_of(torch_version, data) == "stable" and abi_of(minor, data) == "stable")
+              or _minor_key(minor) == _minor_key(torch_version)]
+    if not served:
+        return f">={data['defaults']['base_python']}"
+    oldest = min((data["torch"][minor]["python"][0] for minor in served), key=_minor_key)
+    return f">={oldest}"
+
+
 def load(path: Path = MATRIX_FILE) -> dict[str, Any]:
     with path.open("rb") as f:
         return tomllib.load(f)

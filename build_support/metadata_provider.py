@@ -15,6 +15,9 @@ pyproject.toml. It decides, before CMake runs:
                 loads into torch 2.10 and every later one, and installing it
                 never replaces an installed torch), "torch>=2.6,<2.7" for a
                 legacy one (bound to the torch minor it was compiled against).
+  requires-python  the oldest Python of the torch minors the wheel serves:
+                ">=3.10" for a stable-ABI build (torch 2.10 needs it), ">=3.9" for
+                torch 2.6's legacy one.
 
 CMake checks that the nvcc it uses matches the label (build_support/MyOpsCuda.cmake).
 """
@@ -42,7 +45,7 @@ def build_state(state: str) -> None:
 
 def dynamic_wheel(settings: Mapping[str, Any]) -> dict[str, bool]:
     """The torch pin is decided again when a wheel is built from the sdist."""
-    return {"dependencies": True}
+    return {"dependencies": True, "requires-python": True}
 
 
 def find_nvcc() -> str | None:
@@ -109,9 +112,9 @@ def base_version() -> str:
     return version
 
 
-def torch_requirement() -> str:
+def installed_torch() -> str:
     try:
-        installed = metadata.version("torch")
+        return metadata.version("torch")
     except metadata.PackageNotFoundError:
         raise RuntimeError(
             "my_ops is built against the torch installed in the build environment, and none is "
@@ -120,13 +123,24 @@ def torch_requirement() -> str:
             "cmake ninja && pip install --no-build-isolation --no-cache-dir --no-binary my_ops "
             f"my_ops=={base_version()} (in a checkout: pip install --no-build-isolation .)"
         ) from None
+
+
+def torch_requirement() -> str:
     sys.path.insert(0, str(ROOT / "build_support"))
     import matrix
 
-    return matrix.wheel_dependency(installed)
+    return matrix.wheel_dependency(installed_torch())
+
+
+def requires_python() -> str:
+    """The oldest Python of the torch minors the wheel serves (build_support/matrix.py)."""
+    sys.path.insert(0, str(ROOT / "build_support"))
+    import matrix
+
+    return matrix.requires_python(installed_torch())
 
 
 def dynamic_metadata(settings: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, Any]:
     label = local_label()
     version = base_version() + (f"+{label}" if label else "")
-    return {"version": version, "dependencies": [torch_requirement()]}
+    return {"version": version, "dependencies": [torch_requirement()], "requires-python": requires_python()}

@@ -18,6 +18,8 @@ Checks, each failure named in the output:
             <stable_abi_min>[-macos].txt), and link no libc10 (Linux: nm, readelf;
             macOS: ci/build/macho.py, which also checks that they load nothing but
             system libraries and each other; Windows: ci/build/pe.py)
+  license   the repository's LICENSE in .dist-info/licenses/, named by License-File, with
+            License-Expression BSD-3-Clause, and the Project-URLs (where to report bugs)
   bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
   size      under the matrix's wheel_size_limit_mb
   tools     abi3audit, check-wheel-contents and `twine check` pass
@@ -164,6 +166,34 @@ def needed_libraries(library: Path) -> list[str]:
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
 
 
+PROJECT_URLS = ("Homepage", "Issues", "Documentation", "Changelog")
+
+
+def check_license(v: Verification, wheel: Path, metadata: str, dist_info: str) -> None:
+    """BSD-3-Clause needs its notice in every copy: the repository's LICENSE, byte for byte,
+    in .dist-info/licenses/ (PEP 639), named by License-File; and the Project-URLs that say
+    where the project lives and where to report a bug (`pip show` prints them)."""
+    licensed = f"{dist_info}/licenses/LICENSE"
+    with zipfile.ZipFile(wheel) as zf:
+        shipped = zf.read(licensed) if licensed in zf.namelist() else None
+    if v.check(shipped is not None, f"license: no {licensed} in the wheel"):
+        v.check(shipped == (ROOT / "LICENSE").read_bytes(),
+                f"license: {licensed} differs from the repository's LICENSE")
+    headers = metadata.split("\n\n", 1)[0]  # (the description, the README, follows)
+    fields = [line.split(":", 1) for line in headers.splitlines() if ":" in line]
+    values = {}
+    for key, value in fields:
+        values.setdefault(key.strip(), []).append(value.strip())
+    v.check(values.get("License-Expression") == ["BSD-3-Clause"],
+            f"license: License-Expression {values.get('License-Expression')}, expected BSD-3-Clause")
+    v.check(values.get("License-File") == ["LICENSE"], f"license: License-File {values.get('License-File')}, "
+                                                       "expected LICENSE")
+    urls = {entry.split(",", 1)[0].strip() for entry in values.get("Project-URL", [])}
+    missing = [label for label in PROJECT_URLS if label not in urls]
+    v.check(not missing, f"license: no Project-URL for {missing}")
+    v.report["license"] = licensed if shipped is not None else None
+
+
 def run_tool(v: Verification, name: str, command: list[str]) -> None:
     result = subprocess.run(command, capture_output=True, text=True)
     ok = result.returncode == 0
@@ -256,6 +286,8 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
     v.check(ok, f"metadata: Requires-Dist {torch_requires}, expected {wanted}")
     metadata_version = re.search(r"^Version: (.+)$", metadata, re.M).group(1)
     v.check(metadata_version == expected_version, f"metadata: Version {metadata_version}, expected {expected_version}")
+
+    check_license(v, wheel, metadata, dist_info)
 
     # build info
     v.report["build_info"] = {k: build_info.get(k) for k in ("version", "abi", "torch_requirement", "torch_version",

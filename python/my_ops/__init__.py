@@ -36,11 +36,12 @@ def _running_diagnostics() -> bool:
 # with an opaque "undefined symbol"; this picks the one that fits (a
 # label-free wheel holds several) or says which wheel fits instead.
 libraries = _libraries.find(build_info)
+_forced = os.environ.get(_libraries.FORCE_VARIABLE) or None
 library, _not_chosen = _libraries.choose(libraries, torch.__version__, torch.version.cuda,
-                                         getattr(torch.version, "hip", None),
-                                         os.environ.get(_libraries.FORCE_VARIABLE) or None)
+                                         getattr(torch.version, "hip", None), _forced)
 _torch_problem = None if library is not None else _libraries.mismatch_text(
-    build_info, libraries, _not_chosen, torch.__version__, torch.version.cuda)
+    build_info, libraries, _not_chosen, torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None),
+    _forced)
 if _torch_problem is not None and not _running_diagnostics():
     raise ImportError(_torch_problem)
 

@@ -30,10 +30,10 @@ def _library_lines(package_info) -> tuple[list[str], object, str | None]:
     """Which kernel library this torch gets and why the others not: (lines, its build info, problem)."""
     libraries = _libraries.find(package_info)
     forced = os.environ.get(_libraries.FORCE_VARIABLE) or None
-    chosen, reasons = _libraries.choose(libraries, torch.__version__, torch.version.cuda,
-                                        getattr(torch.version, "hip", None), forced)
+    hip = getattr(torch.version, "hip", None)
+    chosen, reasons = _libraries.choose(libraries, torch.__version__, torch.version.cuda, hip, forced)
     problem = None if chosen else _libraries.mismatch_text(package_info, libraries, reasons, torch.__version__,
-                                                           torch.version.cuda)
+                                                           torch.version.cuda, hip, forced)
     lines = []
     if len(libraries) > 1 or forced:
         lines.append(f"kernel libraries ({_libraries.FORCE_VARIABLE}={forced or 'unset'}):")
@@ -51,10 +51,14 @@ def report() -> tuple[list[str], bool]:
     lines = [f"my_ops {info.version}", *library_lines]
     if info.has_cuda:
         lines.append(f"  built with CUDA {info.cuda_version} for TORCH_CUDA_ARCH_LIST={info.arch_list}")
+        lines.append(f"  built against torch {info.torch_version} (CUDA {info.torch_cuda or 'none'}), "
+                     f"C++11 ABI {'on' if info.cxx11_abi else 'off'}")
     else:
+        # A CPU build compiles against torch's headers only, whatever CUDA that torch was built
+        # with: naming its CUDA here would suggest a dependency there is not.
         lines.append("  built without CUDA kernels (CPU only)")
-    lines.append(f"  built against torch {info.torch_version} (CUDA {info.torch_cuda or 'none'}), "
-                 f"C++11 ABI {'on' if info.cxx11_abi else 'off'}")
+        lines.append(f"  built against torch {info.torch_version.split('+')[0]}'s headers, "
+                     f"C++11 ABI {'on' if info.cxx11_abi else 'off'}")
     family = ("LibTorch stable ABI" if info.abi == "stable"
               else "regular C++ API, bound to one torch minor")
     lines.append(f"  binding: {family}; serves {info.torch_range_text}")
@@ -83,8 +87,11 @@ def report() -> tuple[list[str], bool]:
     else:
         lines.append("no CUDA GPU visible")
 
-    lines.append("the wheel for this torch: "
-                 + _build_info.install_command(info, torch.__version__, torch.version.cuda))
+    if not library_problem:
+        # On a mismatch the MISMATCH text ends with the fix; here the pinned wheel is only an option.
+        pinned = _build_info.wheel_for(info, torch.__version__, torch.version.cuda)
+        if pinned:
+            lines.append(f"optional, to pin this torch's wheel: {pinned}")
     return lines, ok
 
 

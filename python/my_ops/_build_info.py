@@ -143,20 +143,104 @@ def load(path: Path | None = None) -> BuildInfo:
     return BuildInfo(**{k: v for k, v in data.items() if k in known})
 
 
+def _pinned_version(info: BuildInfo) -> tuple[str, str]:
+    """(the version a pin names, the index root): '1.0' and <index>/whl for a release
+    (pip's ==1.0 matches 1.0.0+cu130); a nightly's whole version and <index>/whl/nightly."""
+    base = info.version.split("+")[0]
+    if ".dev" in base:
+        return base, f"{info.index_url}/whl/nightly"
+    return ".".join(base.split(".")[:2]), f"{info.index_url}/whl"
+
+
+def _pairs(info: BuildInfo) -> list[tuple[tuple[int, int], str]]:
+    """supported_pairs as ((major, minor), label): '2.10-cu128' -> ((2, 10), 'cu128')."""
+    pairs = []
+    for pair in info.supported_pairs:
+        minor, _, label = pair.partition("-")
+        pairs.append((_minor_tuple(minor), label))
+    return pairs
+
+
+def _label_cuda(label: str) -> tuple[int, int] | None:
+    """'cu128' -> (12, 8), 'cu130' -> (13, 0); None for 'cpu'."""
+    match = re.fullmatch(r"cu(\d+)(\d)", label)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def wheel_for(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> str | None:
+    """The pip command of the published my_ops wheel that loads into this torch, or None.
+
+    The wheel of this torch's own pair (its minor and CUDA label) when my_ops
+    publishes one; else, for a CUDA torch, the pair of its minor whose toolkit is
+    of torch's CUDA major and no newer than torch's CUDA (torch 2.11+cu129: cu128);
+    else, for a torch a stable wheel serves, the per-CUDA index of such a toolkit.
+    """
+    pin, root = _pinned_version(info)
+    minor, label = _minor_tuple(torch_version), cuda_label(torch_cuda)
+    pairs = _pairs(info)
+    wanted = tuple(int(p) for p in torch_cuda.split(".")[:2]) if torch_cuda else None
+
+    def fits(candidate: str) -> bool:  # (the CPU build fits a CPU torch; a CUDA one, as the import guard says)
+        cuda = _label_cuda(candidate)
+        if wanted is None or cuda is None:
+            return wanted is None and cuda is None
+        return cuda[0] == wanted[0] and cuda <= wanted
+
+    newest = {}  # the newest fitting label of this torch's minor, and of any minor a stable wheel serves
+    stable_floor = info.torch_range[0] if info.abi == "stable" else None
+    for pair_minor, pair_label in sorted(pairs, key=lambda p: _label_cuda(p[1]) or (0, 0)):
+        if fits(pair_label):
+            if pair_minor == minor:
+                newest["pair"] = pair_label
+            if stable_floor and pair_minor >= stable_floor:
+                newest["stable"] = pair_label
+    if (minor, label) in pairs or not pairs:  # (a build record without pairs: this torch's own)
+        chosen, folder = label, f"torch{minor[0]}.{minor[1]}/{label}"
+    elif "pair" in newest:
+        chosen = newest["pair"]
+        folder = f"torch{minor[0]}.{minor[1]}/{chosen}"
+    elif "stable" in newest and minor >= stable_floor:
+        chosen = newest["stable"]
+        folder = chosen  # the per-CUDA index: any torch the stable wheels serve
+    else:
+        return None
+    return f"pip install my_ops=={pin}+{chosen} --extra-index-url {root}/{folder}/"
+
+
 def install_command(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> str:
-    """The pip command for the my_ops wheel that fits this torch."""
+    """The pip command for the my_ops wheel that fits this torch, or, where my_ops
+    publishes none, what to do instead."""
+    command = wheel_for(info, torch_version, torch_cuda)
+    if command:
+        return command
     minor = minor_of(torch_version)
     label = cuda_label(torch_cuda)
-    base = ".".join(info.version.split("+")[0].split(".")[:2])
-    pair = f"{minor}-{label}"
-    command = (f"pip install --force-reinstall --no-deps my_ops=={base}+{label} "
-               f"--extra-index-url {info.index_url}/whl/torch{minor}/{label}/")
-    if info.supported_pairs and pair not in info.supported_pairs:
-        pairs = ", ".join(info.supported_pairs)
-        return (f"my_ops publishes no wheel for torch {minor} with {label}; supported pairs: "
-                f"{pairs}. Install one of those torch builds, or build my_ops from source "
-                f"against this torch: {build_from_source(info.version, commit=info.commit)}")
-    return command
+    pairs = ", ".join(info.supported_pairs)
+    return (f"my_ops publishes no wheel for torch {minor} with {label}; supported pairs: "
+            f"{pairs}. Install one of those torch builds, or build my_ops from source "
+            f"against this torch: {build_from_source(info.version, commit=info.commit)}")
+
+
+def next_step(info: BuildInfo, torch_version: str, torch_cuda: str | None, torch_hip: str | None = None) -> str:
+    """The one thing to do when no library of this install loads into the given torch:
+    upgrade an older torch than the stable ABI serves, install the wheel that fits,
+    or build from source where no published wheel does."""
+    lower, _ = info.torch_range
+    running = _minor_tuple(torch_version)
+    if torch_hip:
+        return ("my_ops has no ROCm kernels: use it with a CUDA or CPU-only torch, e.g. "
+                "pip install torch --index-url https://download.pytorch.org/whl/cpu")
+    if info.abi == "stable" and running < lower:
+        text = (f"Upgrade torch to >= {lower[0]}.{lower[1]} (installing my_ops never replaces your torch): "
+                f'pip install --upgrade "torch>={lower[0]}.{lower[1]}"')
+        pinned = wheel_for(info, torch_version, torch_cuda)
+        if pinned and f"/torch{running[0]}.{running[1]}/" in pinned:
+            text += f"; or, to keep torch {running[0]}.{running[1]}, the wheel built for it: {pinned}"
+        return text
+    command = wheel_for(info, torch_version, torch_cuda)
+    if command:
+        return "Install the my_ops wheel for this torch:\n  " + command
+    return install_command(info, torch_version, torch_cuda)
 
 
 def torch_mismatch(info: BuildInfo, torch_version: str, torch_cuda: str | None) -> str | None:
@@ -181,10 +265,8 @@ def torch_mismatch(info: BuildInfo, torch_version: str, torch_cuda: str | None) 
         return None
     return (
         f"my_ops {info.version} does not fit torch {torch_version} "
-        f"(CUDA {torch_cuda or 'none'}): " + "; ".join(problems) + ".\n"
-        "Install the my_ops wheel for this torch:\n  "
-        + install_command(info, torch_version, torch_cuda)
-        + "\n(`python -m my_ops` shows the details.)"
+        f"(CUDA {torch_cuda or 'none'}): " + "; ".join(problems) + " (`python -m my_ops` shows the details).\n"
+        + next_step(info, torch_version, torch_cuda)
     )
 
 

@@ -10,8 +10,10 @@ that fits the running torch is loaded as my_ops._C:
     no newer than torch's CUDA, the newest such: its kernels then need no
     newer driver, and its CUDA runtime is the one torch brought;
   - nothing fits (a ROCm torch, a future CUDA major, a torch too old): an
-    ImportError that names what would.
-MY_OPS_LIBRARY=<label> (e.g. cpu) forces one; it must still load into this torch.
+    ImportError that ends with what to do (upgrade torch, or the exact pip
+    command of the published wheel that fits: build info's index and pairs).
+MY_OPS_LIBRARY=<label> (e.g. cpu) forces one; it must still load into this torch,
+and a label this install does not have is an error naming the ones it has.
 
 Pure Python, and no import of my_ops._C, so `python -m my_ops` can explain a
 mismatch.
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -96,7 +97,7 @@ def choose(libraries: list[Library], torch_version: str, torch_cuda: str | None,
     if forced:
         chosen = next((lib for lib in libraries if lib.label == forced), None)
         if chosen is None:
-            return None, {lib.label: f"{FORCE_VARIABLE}={forced} asks for another library" for lib in libraries}
+            return None, {lib.label: f"{FORCE_VARIABLE}={forced} names no library here" for lib in libraries}
         problem = why_not(chosen, torch_version, torch_cuda, torch_hip, forced=True)
         if problem is not None:
             return None, {**reasons, forced: f"{FORCE_VARIABLE}={forced}, but {problem}"}
@@ -109,22 +110,34 @@ def choose(libraries: list[Library], torch_version: str, torch_cuda: str | None,
     return chosen, {label: why for label, why in reasons.items() if chosen is None or label != chosen.label}
 
 
+def unknown_forced(libraries: list[Library], forced: str | None) -> bool:
+    """Whether MY_OPS_LIBRARY names a library this install does not have (a typo, or another wheel's)."""
+    return bool(forced) and all(lib.label != forced for lib in libraries)
+
+
 def mismatch_text(package_info: _build_info.BuildInfo, libraries: list[Library], reasons: dict[str, str],
-                  torch_version: str, torch_cuda: str | None) -> str:
-    """The ImportError for a torch no library of this install serves: what each lacks, and what would fit."""
-    if len(libraries) == 1 and not os.environ.get(FORCE_VARIABLE):
+                  torch_version: str, torch_cuda: str | None, torch_hip: str | None = None,
+                  forced: str | None = None) -> str:
+    """The ImportError for a torch no library of this install serves (or that MY_OPS_LIBRARY,
+    `forced`, cannot have): what each library lacks, then the one next step for the cause at hand."""
+    if len(libraries) == 1 and not forced:
         return _build_info.torch_mismatch(libraries[0].info, torch_version, torch_cuda) or ""
+    available = ", ".join(lib.label for lib in libraries)
+    if forced:
+        # without the variable, would a library of this install fit?
+        unforced, _ = choose(libraries, torch_version, torch_cuda, torch_hip)
+        instead = (f"unset {FORCE_VARIABLE} (this torch then gets {unforced.label})" if unforced
+                   else f"unset {FORCE_VARIABLE}")
+        if unknown_forced(libraries, forced):
+            return (f"my_ops {package_info.version}: {FORCE_VARIABLE}={forced} names no library here "
+                    f"(available: {available}); {instead}, or set it to one of those.")
+        if unforced is not None:
+            return (f"my_ops {package_info.version}: {reasons.get(forced, f'{FORCE_VARIABLE}={forced} does not load')}"
+                    f" (torch {torch_version}, CUDA {torch_cuda or 'none'}); {instead}.")
     lines = [f"my_ops {package_info.version} has no kernel library for torch {torch_version} "
-             f"(CUDA {torch_cuda or 'none'}):"]
+             f"(CUDA {torch_cuda or 'none'}); `python -m my_ops` shows the details:"]
     lines += [f"  {label}: {why}" for label, why in reasons.items()]
-    offered = ", ".join(lib.label for lib in libraries)
-    lines.append(f"What fits: a torch served by one of these libraries ({offered}): a CPU-only torch, or a CUDA "
-                 "torch of a major version listed, no older than the library's toolkit"
-                 + (f"; or unset {FORCE_VARIABLE}" if os.environ.get(FORCE_VARIABLE) else
-                    f"; or {FORCE_VARIABLE}=cpu for the CPU kernels alone") + ". "
-                 "Or build my_ops from source against this torch: "
-                 + _build_info.build_from_source(package_info.version, commit=package_info.commit))
-    lines.append("(`python -m my_ops` shows the details.)")
+    lines.append(_build_info.next_step(package_info, torch_version, torch_cuda, torch_hip))
     return "\n".join(lines)
 
 
@@ -145,4 +158,5 @@ def load_extension(library: Library, package: str = "my_ops"):
                 del sys.modules[name]
                 raise
             return module
-    raise ImportError(f"my_ops: the {library.label} kernel library in {library.folder} has no _C module")
+    raise ImportError(f"my_ops: the {library.label} kernel library in {library.folder} has no _C module: the "
+                      "install is incomplete; reinstall it: pip install --force-reinstall --no-deps my_ops")

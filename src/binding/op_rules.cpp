@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "export.h"
 #include "overlap.h"
@@ -57,6 +58,32 @@ std::string shape_text_of(const std::vector<int64_t> &sizes) {
     std::string text = "[";
     for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
     return text + "]";
+}
+
+// The tensor's layout. torch 2.10's stable Tensor has no layout() (2.11's
+// headers add it, as an inline call of this same C shim function), so the
+// stable binding asks the C shim, which 2.10 exports: one source builds
+// against the stable headers of every torch from 2.10 on.
+api::Layout layout_of(const api::Tensor &t) {
+#ifdef MY_OPS_STABLE_ABI
+    int32_t code = 0;
+    if (aoti_torch_get_layout(t.get(), &code) != AOTI_TORCH_SUCCESS)
+        throw std::runtime_error("my_ops: the C shim could not read a tensor's layout");
+    using L = api::Layout;
+    const std::pair<int32_t, L> layouts[] = {{aoti_torch_layout_strided(), L::Strided},
+                                             {aoti_torch_layout_sparse_coo(), L::Sparse},
+                                             {aoti_torch_layout_sparse_csr(), L::SparseCsr},
+                                             {aoti_torch_layout_sparse_csc(), L::SparseCsc},
+                                             {aoti_torch_layout_sparse_bsr(), L::SparseBsr},
+                                             {aoti_torch_layout_sparse_bsc(), L::SparseBsc},
+                                             {aoti_torch_layout__mkldnn(), L::Mkldnn},
+                                             {aoti_torch_layout_jagged(), L::Jagged}};
+    for (const auto &known : layouts)
+        if (known.first == code) return known.second;
+    return L::NumOptions;  // a layout newer than these names: not strided, named by number below
+#else
+    return t.layout();
+#endif
 }
 
 std::string layout_text(api::Layout layout) {
@@ -207,9 +234,10 @@ void OpRules::check(std::initializer_list<Arg> args) const {
         const Param &p = params_[i++];
         if (!p.is_tensor) continue;
         const api::Tensor &t = *arg.tensor;
-        if (t.layout() != api::Layout::Strided)
+        const api::Layout layout = layout_of(t);
+        if (layout != api::Layout::Strided)
             fail("expected " + p.name + " to be a dense (strided) tensor, but got layout " +
-                 layout_text(t.layout()));
+                 layout_text(layout));
         const auto dtype = t.scalar_type();
         if (dtype != api::ScalarType::Float && dtype != api::ScalarType::Double &&
             dtype != api::ScalarType::Half && dtype != api::ScalarType::BFloat16)

@@ -60,7 +60,9 @@ def test_stable_wheel_refuses_older_torch():
     problem = torch_mismatch(INFO, "2.9.1+cu130", "13.0")
     assert "it uses the LibTorch stable ABI of torch >= 2.10" in problem
     assert "my_ops==1.0+cu130 --extra-index-url https://example.test/idx/whl/torch2.9/cu130/" not in problem
-    assert "publishes no wheel for torch 2.9 with cu130" in problem
+    # no wheel and no source build serves torch 2.9: torch must move
+    assert problem.splitlines()[-1].startswith('Upgrade torch to >= 2.10 (installing my_ops never replaces your '
+                                               'torch): pip install --upgrade "torch>=2.10"')
 
 
 def test_legacy_wheel_serves_its_minor_only():
@@ -74,8 +76,8 @@ def test_legacy_wheel_serves_its_minor_only():
 def test_other_torch_names_the_wheel_that_fits():
     problem = torch_mismatch(LEGACY, "2.10.0+cu128", "12.8")
     assert "compiled against torch 2.6.0+cu124" in problem
-    assert ("pip install --force-reinstall --no-deps my_ops==1.0+cu128 "
-            "--extra-index-url https://example.test/idx/whl/torch2.10/cu128/") in problem
+    assert problem.splitlines()[-1].strip() == ("pip install my_ops==1.0+cu128 "
+                                                "--extra-index-url https://example.test/idx/whl/torch2.10/cu128/")
 
 
 def test_other_cuda_major_rejected():
@@ -141,7 +143,7 @@ def test_import_with_foreign_build_info_raises_clear_import_error(tmp_path):
     assert "ImportError: my_ops" in result.stderr
     assert f"does not fit torch {torch.__version__}" in result.stderr
     assert "compiled against torch 2.9.0+cu128" in result.stderr
-    assert "pip install --force-reinstall --no-deps my_ops==" in result.stderr
+    assert "Install the my_ops wheel for this torch:\n  pip install my_ops==" in result.stderr
     assert "undefined symbol" not in result.stderr
 
 
@@ -164,7 +166,19 @@ def test_python_m_my_ops_reports_match(tmp_path):
     assert "torch: matches this build" in result.stdout
     assert (f"binding: {'LibTorch stable ABI' if my_ops.build_info.abi == 'stable' else 'regular C++ API'}"
             in result.stdout)
-    assert "the wheel for this torch: pip install" in result.stdout
+    # everything fits: the pinned wheel is an option, not a command to run
+    assert "optional, to pin this torch's wheel: pip install my_ops==" in result.stdout
+    assert "--force-reinstall" not in result.stdout
+
+
+def test_python_m_my_ops_does_not_give_a_cpu_build_a_cuda_torch(tmp_path):
+    """A CPU build compiled against a CUDA torch's headers needs no CUDA: the report must not say it does."""
+    site = _copy_installed_package(tmp_path, label="cpu", cuda_version="", arch_list="",
+                                   torch_version="2.11.0+cu130", torch_cuda="13.0")
+    result = _run(["-m", "my_ops"], site)
+    built = [line for line in result.stdout.splitlines() if "built against" in line]
+    assert built == ["  built against torch 2.11.0's headers, C++11 ABI on"], result.stdout + result.stderr
+    assert "built without CUDA kernels (CPU only)" in result.stdout
 
 
 def test_python_m_my_ops_reports_mismatch(tmp_path):

@@ -55,8 +55,9 @@ def test_nothing_fits_names_why_and_what_would(torch_version, torch_cuda, hip, w
     library, reasons = _libraries.choose(WHEEL, torch_version, torch_cuda, hip)
     assert library is None and any(words in why for why in reasons.values()), reasons
     text = _libraries.mismatch_text(my_ops.build_info, WHEEL, reasons, torch_version, torch_cuda)
-    assert f"torch {torch_version}" in text and "cpu, cu124, cu126, cu130" in text
-    assert f"{_libraries.FORCE_VARIABLE}=cpu" in text and "pip install" in text
+    assert f"torch {torch_version}" in text and all(f"\n  {lib.label}: " in text for lib in WHEEL)
+    # one next step, and not the CPU kernels under a torch they cannot serve either
+    assert "pip install" in text.splitlines()[-1] and _libraries.FORCE_VARIABLE not in text
 
 
 def test_forcing_a_library():
@@ -67,7 +68,7 @@ def test_forcing_a_library():
     library, reasons = _libraries.choose(WHEEL, "2.10.0", "12.8", forced="cu130")
     assert library is None and "MY_OPS_LIBRARY=cu130, but" in reasons["cu130"]
     library, reasons = _libraries.choose(WHEEL, "2.11.0", "13.0", forced="cu999")
-    assert library is None and "asks for another library" in reasons["cpu"]
+    assert library is None and "MY_OPS_LIBRARY=cu999 names no library here" in reasons["cpu"]
 
 
 def test_a_labelled_wheel_keeps_its_own_check():
@@ -87,6 +88,8 @@ def _wheels_of(label: str) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def label_free_wheel(tmp_path_factory) -> Path:
+    if not my_ops.build_info.has_cuda:
+        pytest.skip("bundles the installed CUDA build's wheel with a +cpu one: the installed build is CPU-only")
     cpu, cuda = _wheels_of("cpu"), _wheels_of(my_ops.build_info.cuda_label)
     if not cpu or not cuda or my_ops.build_info.abi != "stable":
         pytest.skip("needs a +cpu and a CUDA wheel of this version in dist/ or wheelhouse/ "
@@ -171,7 +174,21 @@ def test_python_m_my_ops_says_which_and_why(label_free_wheel, tmp_path):
     # a torch no library serves: an ImportError naming what would
     result = _run(label_free_wheel, tmp_path, "import torch; torch.version.cuda = '11.8'; import my_ops")
     assert result.returncode != 0 and "has no kernel library for torch" in result.stderr
-    assert "another major version" in result.stderr and "MY_OPS_LIBRARY=cpu" in result.stderr
+    assert "another major version" in result.stderr
+    assert "my_ops publishes no wheel for torch" in result.stderr.strip().splitlines()[-1]
+
+
+def test_the_label_free_wheel_refuses_with_the_next_step(label_free_wheel, tmp_path):
+    """For real, from PyPI's wheel: an old torch is told to upgrade, a misspelled MY_OPS_LIBRARY what there is."""
+    result = _run(label_free_wheel, tmp_path, "import torch; torch.__version__ = '2.9.1'; import my_ops")
+    assert result.returncode != 0 and "has no kernel library for torch 2.9.1" in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("Upgrade torch to >= 2.10")
+    cuda = my_ops.build_info.cuda_label
+    result = _run(label_free_wheel, tmp_path, "import my_ops", MY_OPS_LIBRARY="cu126")
+    assert result.returncode != 0
+    assert f"MY_OPS_LIBRARY=cu126 names no library here (available: cpu, {cuda})" in result.stderr, result.stderr
+    with zipfile.ZipFile(label_free_wheel) as zf:  # the license travels into PyPI's wheel too
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in zf.namelist())
 
 
 def test_build_info_lists_the_libraries():

@@ -72,7 +72,9 @@ def test_index_layout_hashes_and_metadata(tmp_path):
         up = "../" * (index.count("/") + 1)
         # every page links the one shared file, with its hash and metadata
         assert f'href="{up}files/{wheel.name.replace("+", "%2B")}#sha256={digest}"' in page, index
-        assert 'data-requires-python="&gt;=3.9"' in page
+        # the wheel's Requires-Python: the oldest Python of the torch minors it serves
+        floor = "3.10" if my_ops.build_info.abi == "stable" else "3.9"
+        assert f'data-requires-python="&gt;={floor}"' in page
         assert f'data-core-metadata="sha256={hashlib.sha256(metadata).hexdigest()}"' in page
         assert '<a href="my-ops/">my-ops</a>' in (site / index / "index.html").read_text()
 
