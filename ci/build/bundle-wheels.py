@@ -3,9 +3,13 @@
 
     ci/build/bundle-wheels.py --event push --wheels built/ --out bundles/ [--manifest manifest.json]
 
---wheels holds the build jobs' artifacts (any folder layout). Every wheel in
-it must be one this event's matrix builds (build_support/matrix.py gha), with this
-run's version: anything else (a wheel some other job slipped in) fails.
+--wheels holds the build jobs' artifacts, one folder each, named as the
+artifact (download-artifact's layout for a pattern). Every wheel in it must be
+one this event's matrix builds (build_support/matrix.py gha), with this run's
+version, in the folder of the build that makes it, once: anything else (a
+wheel some other job slipped in, under any artifact name) fails.
+--require-all (a release): every wheel of the matrix must be there; the
+release seals once, after every build and before any test job.
 For each platform whose base build is there, the label-free wheel (what
 PyPI gets) is made from the tested builds' wheels, without a second
 compilation: the base build's wheel without its local label, holding the
@@ -44,13 +48,13 @@ import metadata_provider  # noqa: E402
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
-def expected_wheels(event: str, version: str) -> dict[str, tuple[str, str]]:
-    """File name -> (build name, platform) of every wheel the event's build jobs make."""
+def expected_wheels(event: str, version: str) -> dict[str, tuple[str, str, str]]:
+    """File name -> (build name, platform, artifact) of every wheel the event's build jobs make."""
     expected = {}
     for job in matrix.BUILD_JOBS:
         for entry in matrix.gha_matrix(event, job)["include"]:
             name = f"my_ops-{version}+{entry['label']}-cp39-abi3-{entry['platform_tag']}.whl"
-            expected[name] = (entry["name"], entry["platform"])
+            expected[name] = (entry["name"], entry["platform"], entry["artifact"])
     return expected
 
 
@@ -152,6 +156,8 @@ def main() -> int:
     parser.add_argument("--wheels", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--manifest", type=Path, help="also write the manifest here")
+    parser.add_argument("--require-all", action="store_true", default=os.environ.get("REQUIRE_ALL_BUILDS") == "true",
+                        help="fail unless every build's wheel is there (default: $REQUIRE_ALL_BUILDS == true)")
     args = parser.parse_args()
     version = metadata_provider.base_version()
     expected = expected_wheels(args.event, version)
@@ -160,17 +166,24 @@ def main() -> int:
     if unexpected:
         print(f"::error::wheels that no build of this run makes: {', '.join(unexpected)}")
         return 1
+    misplaced = [str(w.relative_to(args.wheels)) for w in found
+                 if w.parent.relative_to(args.wheels) != Path(expected[w.name][2])]
+    if misplaced:
+        print(f"::error::wheels outside the artifact of the build that makes them: {', '.join(misplaced)}")
+        return 1
     missing = sorted(set(expected) - {w.name for w in found})
     for name in missing:
-        print(f"missing (its build failed): {name}")
+        print(f"{'::error::' if args.require_all else ''}missing (its build failed): {name}")
+    if missing and args.require_all:
+        return 1
     data = matrix.load()
     base = base_builds(data)
     members = data["defaults"]["label_free_builds"]
     manifest = {w.name: sha256(w) for w in found}
     for wheel in found:
-        build, platform = expected[wheel.name]
+        build, platform, _ = expected[wheel.name]
         if base.get(platform) == build:
-            others = [w for w in found if expected[w.name] != (build, platform)
+            others = [w for w in found if expected[w.name][:2] != (build, platform)
                       and expected[w.name][0] in members and expected[w.name][1] == platform]
             bundle = label_free(wheel, others, args.out / f"bundle-{platform}")
             manifest[bundle.name] = sha256(bundle)

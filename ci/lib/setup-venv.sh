@@ -18,17 +18,22 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-# build_support/matrix.py needs tomllib (3.11) or tomli: a test job's Python may be 3.9 or 3.10
-"$python" -m pip install --quiet "tomli>=2; python_version < '3.11'"
-install_args=$("$python" build_support/matrix.py "$kind" "$name" --field torch_install_args \
-    --platform "$(ci/lib/host-platform.sh)")  # (assigned first: a failure stops the script)
-read -r -a torch_args <<<"$install_args"
+# The venv first, and everything else from it: the runner's own python3 may be
+# externally managed (PEP 668: Ubuntu 24.04's, Debian's), where any
+# `pip install` fails, even one whose marker excludes that Python.
 if [ ! -x "$venv/bin/python" ] && [ ! -x "$venv/Scripts/python.exe" ]; then
     echo "== creating $venv with $("$python" --version)"
     "$python" -m venv "$venv"
 fi
 venv_python="$venv/bin/python"
 [ -x "$venv_python" ] || venv_python="$venv/Scripts/python.exe"
+# build_support/matrix.py needs tomllib (3.11) or tomli: a test job's Python may be 3.9 or 3.10
+if ! "$venv_python" -c 'import tomllib' 2>/dev/null; then
+    "$venv_python" -m pip install --quiet "tomli>=2"
+fi
+install_args=$("$venv_python" build_support/matrix.py "$kind" "$name" --field torch_install_args \
+    --platform "$(ci/lib/host-platform.sh)")  # (assigned first: a failure stops the script)
+read -r -a torch_args <<<"$install_args"
 
 # Skip pip when this venv was already set up for the same pair and requirements.
 stamp="$venv/.my_ops-setup"

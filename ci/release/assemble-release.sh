@@ -17,7 +17,8 @@
 # The index pages are built later, from what is published at that moment
 # (ci/release/build-site.sh, in the release workflow's pages job). The sdist's
 # version follows MY_OPS_NIGHTLY as the wheels' does. The same inputs give
-# the same output.
+# the same output. The sdist holds exactly the tracked files (plus PKG-INFO):
+# ci/release/check-sdist.py checks it against `git ls-files`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -59,8 +60,19 @@ while IFS= read -r -d '' wheel; do
 done < <(find "$wheels" -name 'my_ops-*.whl' -print0)
 [ -n "$(ls "$out/dist")" ] || { echo "$0: no my_ops wheels under $wheels" >&2; exit 1; }
 
+# The sdist is built from a copy of the tracked files only: the builder walks
+# its source tree, and this checkout may hold what a job downloaded or built
+# (the wheels themselves). check-sdist.py then proves it, before any upload.
 echo "== sdist"
-"$python" -m build --sdist --no-isolation --outdir "$out/dist" . >/dev/null
+tree=$(mktemp -d)
+trap 'rm -rf "$tree"' EXIT
+git ls-files -z | tar --null --files-from=- -cf - | tar -xf - -C "$tree"
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then  # the same sdist bytes from the same commit
+    SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
+    export SOURCE_DATE_EPOCH
+fi
+"$python" -m build --sdist --no-isolation --outdir "$out/dist" "$tree" >/dev/null
+"$python" ci/release/check-sdist.py "$out"/dist/my_ops-*.tar.gz
 for file in "$out"/dist/*; do
     case "$(basename "$file")" in
         *.tar.gz) cp "$file" "$out/pypi/" ;;

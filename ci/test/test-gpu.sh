@@ -19,7 +19,8 @@ wheel=${1:-}
 if [ -z "$wheel" ]; then
     wheel=$(ci/lib/newest-wheel.sh dist)
 fi
-[ -z "${PAIR:-}" ] || ci/test/check-torch.sh "$python" "$PAIR"
+# (the venv's Python reads the matrix too: the runner's own may lack tomllib)
+[ -z "${PAIR:-}" ] || MATRIX_PYTHON=$python ci/test/check-torch.sh "$python" "$PAIR"
 "$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
 # The driver must run the wheel's CUDA: say so plainly, before any test fails
 # with "CUDA driver version is insufficient".

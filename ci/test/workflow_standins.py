@@ -8,6 +8,11 @@ One HTTP server answers as
   /torch/LABEL/torch/, /pypi/torch/
                      PyTorch's index and PyPI's simple page for torch: every
                      torch wheel the matrix names;
+  /pip/simple/NAME/, /pip/files/FILE
+                     the index pip installs from (PIP_INDEX_URL): torch is
+                     this host's own (`host_wheels`, a wheel that links the
+                     installed torch instead of 4 GB of copies), every other
+                     name is redirected to PyPI;
   /registry/...      a container registry (token and manifest digests);
   /site/...          GitHub Pages: the site the pages job deployed;
   /OWNER/NAME/releases/download/TAG/FILE
@@ -37,6 +42,7 @@ def default_state() -> dict:
         "release_dir": None,         # the scenario's assembled release folder (the release's assets)
         "site_dir": None,            # the site the scenario deployed to Pages
         "cancelled": False,
+        "host_wheels": None,         # folder of the wheels /pip/ serves itself (torch)
     }
 
 
@@ -94,6 +100,8 @@ class StandIns:
             links = "".join(f'<a href="/files/{urllib.parse.quote(f)}#sha256={"0" * 64}">{f}</a><br>\n'
                             for f in files)
             return 200, f"<html><body>\n{links}</body></html>".encode(), {"Content-Type": "text/html"}
+        if path.startswith("/pip/"):
+            return self.pip(path)
         if path == "/registry/token":
             return 200, b'{"token": "stand-in"}', {}
         if path.startswith("/registry/v2/") and "/manifests/" in path:
@@ -115,6 +123,21 @@ class StandIns:
                 return 200, target.read_bytes(), {"Content-Type": kind}
             return 404, b"", {}
         return 404, b"", {}
+
+    def pip(self, path: str) -> tuple[int, bytes, dict]:
+        folder = Path(self.state["host_wheels"]) if self.state["host_wheels"] else None
+        if path.startswith("/pip/files/") and folder is not None:
+            target = folder / path.rsplit("/", 1)[1]
+            if target.is_file():
+                return 200, target.read_bytes(), {"Content-Type": "application/octet-stream"}
+            return 404, b"", {}
+        name = path.removeprefix("/pip/simple/").strip("/").lower()
+        own = sorted(folder.glob(f"{name}-*.whl")) if folder is not None and name else []
+        if own:
+            links = "".join(f'<a href="/pip/files/{urllib.parse.quote(w.name)}#sha256='
+                            f'{hashlib.sha256(w.read_bytes()).hexdigest()}">{w.name}</a><br>\n' for w in own)
+            return 200, f"<html><body>\n{links}</body></html>".encode(), {"Content-Type": "text/html"}
+        return 302, b"", {"Location": f"https://pypi.org/simple/{name}/"}
 
     def api(self, rest: str, raw: str) -> tuple[int, bytes, dict]:
         """`rest` is what follows /repos/OWNER/NAME/."""

@@ -11,15 +11,32 @@ What stands in for what cannot run here:
   - the `container:` lines are taken out of the copy (no Docker here: the
     Linux build jobs run on the host), and so are the `queue: max` lines
     (act's schema does not know them);
+  - the runner's own `python3` is Debian's /usr/bin/python3, externally
+    managed (PEP 668) like Ubuntu 24.04's, where the host has it; the
+    setup-python stand-in puts this harness's Python first on PATH;
   - every action is a recording stand-in (composite actions under
     --local-repository); upload/download-artifact really move files through
-    a store, so a job whose wheel was not built fails to download it;
-  - the ci/ steps that need Docker, Windows, a GPU or a hosted runner are
-    recorders: build-pair.sh (makes each build's wheel from the real dist/
+    a store shared by a run's attempts, so a job whose wheel was not built
+    fails to download it, and a second attempt sees the first's artifacts;
+  - pip installs torch from the stand-ins' index (PIP_INDEX_URL): a wheel
+    of this host's installed torch that links it (a .pth) rather than
+    copying 4 GB; every other package comes from PyPI through it;
+  - partly real: setup-venv.sh runs for real in the scenarios that ask for
+    it (REAL_SETUP_VENV: the pull request, the tag) wherever the torch it
+    installs is this host's (the default pair: the GPU jobs', assemble's,
+    verify's), and is otherwise a recorder that links this harness's venv;
+    test-wheel.sh checks that the wheel it got serves its pair, and in the
+    scenarios that ask for it (REAL_TEST_WHEEL) also runs for real on the
+    wheels whose bytes are real (the default build's and the label-free
+    wheel made from it), with a subset of the tests; check-sdist-builds.sh
+    builds the sdist into a CPU wheel and imports it for real where asked
+    (REAL_SDIST_BUILD), and is recorded elsewhere;
+  - the ci/ steps that need Docker, Windows, a GPU, other torch versions or a
+    hosted runner are recorders: build-pair.sh (makes each build's wheel from the real dist/
     wheel, with that build's version, label and build info; the default
     build's wheel is the real one, verified by the real ci/build/verify-wheel.py),
-    test-wheel.sh (checks that the wheel it got serves its pair),
-    test-gpu.sh, setup-venv.sh, windows-setup.sh, check-cuda-toolkit.sh,
+    test-gpu.sh (it checks the venv's torch with the real check-torch.sh
+    where setup-venv.sh ran for real), windows-setup.sh, check-cuda-toolkit.sh,
     free-disk.sh, fetch-released-wheels.sh (an earlier release) and
     publish-github-release.sh;
   - real: gha-matrix.sh with check-sources.py and build_support/matrix.py,
@@ -56,7 +73,12 @@ import workflow_standins  # noqa: E402
 ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
 RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test/test-wheel.sh", "ci/test/test-gpu.sh", "ci/lib/setup-venv.sh",
                   "ci/build/windows-setup.sh", "ci/build/check-cuda-toolkit.sh", "ci/build/free-disk.sh",
-                  "ci/release/fetch-released-wheels.sh", "ci/release/publish-github-release.sh"]
+                  "ci/release/fetch-released-wheels.sh", "ci/release/publish-github-release.sh",
+                  "ci/release/check-sdist-builds.sh"]
+# Recorded steps that also run for real where they can: the real script stays beside its recorder as STEP.real.
+PARTLY_REAL = ["ci/lib/setup-venv.sh", "ci/test/test-wheel.sh", "ci/release/check-sdist-builds.sh"]
+# What test-wheel.sh runs for real: enough to load the wheel's library into torch and run ops on it.
+TEST_SUBSET = ["tests/ops/test_rms_norm.py", "-x", "-k", "module or gradcheck or op_directly or writes_only or qk_norm"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
 
@@ -114,6 +136,9 @@ def stand_in(name: str) -> int:
     workspace = Path(os.environ.get("GITHUB_WORKSPACE", "."))
     store = Path(os.environ["ARTIFACTS"])
     record("action", action=name, inputs=inputs)
+    if name == "setup-python":  # a Python of its own, not the runner's (externally managed) python3
+        with open(os.environ["GITHUB_PATH"], "a") as path:
+            path.write(str(Path(os.environ["REAL_PYTHON"]).parent) + "\n")
     if name == "checkout":  # a fresh copy of the repository, as on a new runner
         for item in workspace.iterdir():
             shutil.rmtree(item) if item.is_dir() and not item.is_symlink() else item.unlink()
@@ -239,9 +264,39 @@ def recorded_step(step: str, args: list[str]) -> int:
                              for lib in libraries)
             serves = serves and pair.abi == "stable"
         record("tested", pair=pair.name, wheel=wheel.name, serves=serves)
-        return 0 if serves else 1
+        if not serves:
+            return 1
+        real_bytes = wheel.name.endswith("x86_64.whl") and info.get("label") in ("", matrix.default_pair().label)
+        done = Path(env["ARTIFACTS"]).parent / "tested-for-real"
+        if env.get("REAL_TEST_WHEEL") == "1" and pair.name == matrix.default_pair().name and real_bytes \
+                and wheel.name not in (done.read_text().split() if done.exists() else []):
+            with done.open("a") as f:
+                f.write(wheel.name + "\n")
+            head, tail = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
+            result = subprocess.run(["bash", f"{step}.real", *head, "--", *tail, *TEST_SUBSET])
+            record("tested-for-real", pair=pair.name, wheel=wheel.name, ok=result.returncode == 0)
+            return result.returncode
+        return 0
     if step == "ci/test/test-gpu.sh":
         pair = env.get("PAIR", "")
+        python = env.get("PYTHON", "")
+        if python and not Path(python).parent.parent.is_symlink():  # a venv setup-venv.sh made for real
+            check = subprocess.run(["bash", "ci/test/check-torch.sh", python, pair], capture_output=True, text=True,
+                                   env={**env, "MATRIX_PYTHON": python})
+            print(check.stdout + check.stderr)
+            record("torch-checked", pair=pair, ok=check.returncode == 0)
+            if check.returncode != 0:
+                return 1
+        if env.get("INJECT_TAMPER") == "1" and pair == matrix.default_pair().name:
+            # a compromised GPU job of this attempt: replaces the default build's wheel under its own
+            # artifact name, and puts a copy under an artifact name of its own
+            store = Path(env["ARTIFACTS"])
+            (sealed,) = (store / "wheel-cu130-linux").glob("my_ops-*.whl")
+            tampered = sealed.read_bytes() + b"tampered"
+            sealed.write_bytes(tampered)
+            (store / "wheel-zz-late").mkdir(exist_ok=True)
+            (store / "wheel-zz-late" / sealed.name).write_bytes(tampered)
+            record("tamper", wheel=sealed.name)
         if pair in env.get("INJECT_FAIL_GPU", "").split(","):
             print(f"injected failure: the GPU tests of {pair} fail", file=sys.stderr)
             return 1
@@ -256,7 +311,18 @@ def recorded_step(step: str, args: list[str]) -> int:
             record("rogue", wheel=name)
         return 0
     if step == "ci/lib/setup-venv.sh":
-        # the real venv (its torch is the default pair's), where the job asks for one
+        kind = "build" if "--build" in args else "pair"
+        name = args[args.index(f"--{kind}") + 1] if f"--{kind}" in args else "default"
+        name = matrix.default_pair().name if name == "default" else name
+        item = matrix.find_build(name) if kind == "build" else matrix.find_pair(name)
+        if env.get("REAL_SETUP_VENV") == "1" and item.torch_build_version == env["HOST_TORCH_VERSION"] \
+                and matrix.torch_from_pypi(item, "linux"):
+            # this host's torch is the one it installs: the real script, with the runner's python3
+            result = subprocess.run(["bash", f"{step}.real", *args])
+            record("setup-venv", real=True, ok=result.returncode == 0, args=args)
+            return result.returncode
+        record("setup-venv", real=False, args=args)
+        # another torch: this harness's venv stands in (its torch is the default pair's)
         venv = Path(args[args.index("--venv") + 1]) if "--venv" in args else Path(".venv")
         if not venv.exists():
             venv.parent.mkdir(parents=True, exist_ok=True)
@@ -273,12 +339,80 @@ def recorded_step(step: str, args: list[str]) -> int:
         else:
             out.mkdir(parents=True, exist_ok=True)
         return 0
+    if step == "ci/release/check-sdist-builds.sh" and env.get("REAL_SDIST_BUILD") == "1":
+        result = subprocess.run(["bash", f"{step}.real", *args])
+        record("sdist-built", sdist=Path(args[0]).name, ok=result.returncode == 0)
+        return result.returncode
     return 0  # windows-setup, check-cuda-toolkit, free-disk, publish-github-release: recorded only
+
+
+def host_torch_version() -> str:
+    """The torch this harness's Python has, without its local label: the only one pip gets here."""
+    from importlib import metadata
+
+    return metadata.version("torch").split("+")[0]
+
+
+def host_torch_wheel(folder: Path) -> Path:
+    """A wheel of this host's installed torch that links it instead of holding 4 GB of copies.
+
+    It holds torch's own metadata (without its requirements: they are linked
+    too) and a .pth naming a folder of links to everything beside torch in
+    this Python's site-packages, but my_ops, pip and setuptools."""
+    import sysconfig
+    from importlib import metadata
+
+    dist = metadata.distribution("torch")
+    site = Path(sysconfig.get_paths()["purelib"])
+    links = folder / "host-site-packages"
+    links.mkdir(parents=True, exist_ok=True)
+    skip = re.compile(r"^(my_ops|pip|setuptools|pkg_resources|_distutils_hack|distutils-precedence|torch-)", re.I)
+    for entry in site.iterdir():
+        if not skip.match(entry.name) and not entry.name.endswith(".pth") and not (links / entry.name).exists():
+            (links / entry.name).symlink_to(entry)
+    version = dist.version
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    wheel = folder / f"torch-{version}-{tag}-{tag}-linux_x86_64.whl"
+    if wheel.exists():
+        return wheel
+    info = f"torch-{version}.dist-info"
+    meta = "".join(line for line in dist.read_text("METADATA").splitlines(keepends=True)
+                   if not line.startswith("Requires-Dist:"))
+    files = {f"{info}/METADATA": meta.encode(),
+             f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: workflow_test\nRoot-Is-Purelib: false\n"
+                              f"Tag: {tag}-{tag}-linux_x86_64\n".encode(),
+             "host-torch.pth": f"{links}\n".encode()}
+    import base64
+    import hashlib
+
+    record_lines = [f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
+                    f"{len(data)}" for name, data in files.items()]
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+        zf.writestr(f"{info}/RECORD", "\n".join([*record_lines, f"{info}/RECORD,,"]) + "\n")
+    return wheel
+
+
+def runner_python_folder(base: Path) -> Path | None:
+    """A folder whose python3 is Debian's externally managed one (the hosted runners' kind), if this host has it."""
+    system = Path("/usr/bin/python3")
+    probe = subprocess.run([str(system), "-c", "import os, sysconfig, venv, ensurepip; print(os.path.isfile("
+                            "os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')))"],
+                           capture_output=True, text=True) if system.is_file() else None
+    if probe is None or probe.stdout.strip() != "True":
+        return None
+    folder = base / "runner-bin"
+    folder.mkdir(exist_ok=True)
+    (folder / "python3").symlink_to(system)
+    return folder
 
 
 def install_recorders(repo: Path) -> None:
     for step in RECORDED_STEPS:
         path = repo / step
+        if step in PARTLY_REAL:
+            shutil.copy2(path, path.with_name(path.name + ".real"))
         if step.endswith(".py"):
             path.write_text("import os, subprocess, sys\nsys.exit(subprocess.call([sys.executable, "
                             f"os.environ['WORKFLOW_TEST'], 'step', '{step}', *sys.argv[1:]]))\n")
@@ -317,18 +451,20 @@ def scratch_copy(base: Path, api_url: str) -> Path:
 
 
 def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: str, payload: dict,
-            env: dict, stand_ins: list[str], servers: workflow_standins.StandIns) -> dict:
+            env: dict, stand_ins: list[str], servers: workflow_standins.StandIns, store: Path | None = None) -> dict:
+    """One attempt of a run; `store`: the artifacts of an earlier attempt of the same run (a re-run)."""
     work = base / name
     work.mkdir()
-    (work / "artifacts").mkdir()
-    servers.state["release_dir"] = str(work / "artifacts" / "release")
-    servers.state["site_dir"] = str(work / "artifacts" / PAGES_SITE)
+    store = store or work / "artifacts"
+    store.mkdir(exist_ok=True)
+    servers.state["release_dir"] = str(store / "release")
+    servers.state["site_dir"] = str(store / PAGES_SITE)
     servers.state["cancelled"] = False
     record_file = work / "record.jsonl"
     record_file.touch()
     event_file = work / "event.json"
     event_file.write_text(json.dumps(payload))
-    variables = {"RECORD": str(record_file), "ARTIFACTS": str(work / "artifacts"), "SCRATCH_REPO": str(repo),
+    variables = {"RECORD": str(record_file), "ARTIFACTS": str(store), "SCRATCH_REPO": str(repo),
                  "WORKFLOW_TEST": str(Path(__file__).resolve()), **env}
     command = [act, event, "-W", f".github/workflows/{workflow}", "-e", str(event_file), "--action-offline-mode",
                "--concurrent-jobs", "1", "-s", "GITHUB_TOKEN=stand-in", "-s", "PREFLIGHT_TOKEN=stand-in",
@@ -354,7 +490,7 @@ def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: s
                 jobs.setdefault(job, "succeeded")
     records = [json.loads(line) for line in record_file.read_text().splitlines()]
     return {"jobs": jobs, "records": records, "returncode": returncode, "log": log, "stalled": stalled,
-            "artifacts": sorted(p.name for p in (work / "artifacts").iterdir()),
+            "artifacts": sorted(p.name for p in store.iterdir()), "store": store, "output": output,
             "cancelled": servers.state["cancelled"]}
 
 
@@ -410,6 +546,7 @@ JOB_PATTERNS = {
     "test-gpu": r"gpu \d",
     "gpu-watchdog": r"gpu-watchdog$",
     "assemble": r"assemble$",
+    "bundle": r"^bundle \(",
     "matrix": r"^matrix \(",
     "preflight": r"^preflight \(",
     "verify": r"^verify what was published$",
@@ -420,6 +557,43 @@ def job_names(run: dict, job: str, result: str | None = None) -> list[str]:
     pattern = JOB_PATTERNS.get(job, job + "$")
     return [j for j, r in run["jobs"].items()
             if re.search(pattern, j.split("/")[-1].strip()) and (result is None or r == result)]
+
+
+def check_gpu_venv(c, run: dict) -> None:
+    """The default pair's GPU job: the real setup-venv.sh under the runner's python3, and the pair's torch."""
+    default = matrix.default_pair().name
+    venvs = [r for r in run["records"] if r["kind"] == "setup-venv" and r["real"] and r["job"] == "test-gpu"]
+    torch = [r for r in run["records"] if r["kind"] == "torch-checked" and r["pair"] == default]
+    c(bool(venvs) and all(r["ok"] for r in venvs) and bool(torch) and all(r["ok"] for r in torch),
+      f"the GPU jobs of {default} set up their venv with the real ci/lib/setup-venv.sh under the runner's "
+      "python3, and ci/test/check-torch.sh finds the pair's torch there")
+
+
+def git_ls_files(repo: Path) -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True).stdout
+    return [name for name in out.decode().split("\0") if name]
+
+
+def sdist_members(sdist: Path) -> set[str]:
+    import tarfile
+
+    with tarfile.open(sdist) as tar:
+        return {m.name.partition("/")[2] for m in tar.getmembers() if not m.isdir()}
+
+
+def refuse_with_seal(repo: Path, store: Path, manifest: str) -> subprocess.CompletedProcess:
+    """What the assemble job of a re-run does when the bundle job is not re-run: its seal stays."""
+    work = Path(tempfile.mkdtemp(prefix="rerun-"))
+    for artifact in store.iterdir():
+        if artifact.name.startswith(("wheel-", "bundle-")):
+            shutil.copytree(artifact, work / "built" / artifact.name)
+    (work / "manifest.json").write_text(manifest)
+    try:
+        return subprocess.run(["bash", "ci/release/assemble-release.sh", "--wheels", str(work / "built"),
+                               "--manifest", str(work / "manifest.json"), "--out", str(work / "release")],
+                              cwd=repo, capture_output=True, text=True, env={**os.environ, "PYTHON": sys.executable})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def every_torch_wheel() -> list[str]:
@@ -464,7 +638,16 @@ def main() -> int:
     servers = workflow_standins.StandIns()
     repo = scratch_copy(base, servers.url)
     stand_ins = write_stand_ins(repo / ".github/workflows", base / "stand-ins")
+    host_wheels = base / "host-wheels"
+    host_torch_wheel(host_wheels)
+    runner_bin = runner_python_folder(base)
+    if runner_bin is not None:  # act's host-mode steps take act's PATH
+        os.environ["PATH"] = f"{runner_bin}{os.pathsep}{os.environ['PATH']}"
+    else:
+        print("  (no externally managed /usr/bin/python3 here: the runner's python3 is this host's)")
     env = {"REAL_WHEEL": str(args.wheel.resolve()), "REAL_PYTHON": sys.executable,
+           "HOST_TORCH_VERSION": host_torch_version(), "PIP_INDEX_URL": f"{servers.url}/pip/simple",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1",
            "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
            "INDEX_URL": f"{servers.url}/site", "RELEASES_URL": f"{servers.url}/my-ops/my_ops/releases/download",
@@ -503,7 +686,14 @@ def main() -> int:
         "tag-gpu-stuck": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"}, {}),
         "tag-rogue-wheel": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
                             {"INJECT_ROGUE_WHEEL": "1"}),
+        # two attempts of one run: the first's GPU job fails after tampering with a sealed wheel
+        "tag-rerun": ("push", "release.yml", {"ref": f"refs/tags/v{(ROOT / 'VERSION').read_text().strip()}"},
+                      {"INJECT_FAIL_GPU": matrix.default_pair().name, "INJECT_TAMPER": "1"}),
     }
+    # the real test-wheel.sh and the sdist's build run in the scenario that publishes a release
+    # (each costs minutes: the real setup-venv.sh also runs in the pull request's GPU jobs)
+    scenarios["tag"][3].update(REAL_TEST_WHEEL="1", REAL_SDIST_BUILD="1", REAL_SETUP_VENV="1")
+    scenarios["pull-request"][3].update(REAL_SETUP_VENV="1")
     missing_torch = f"torch-{matrix.find_pair('2.13-cu126').torch_build_version}+cu126-cp314-cp314-win_amd64.whl"
     wanted = args.only.split(",") if args.only else list(scenarios)
     for name in wanted:
@@ -519,6 +709,7 @@ def main() -> int:
                                      else workflow_standins.PAGES_WITH_TAGS}
             state["gpu_jobs"] = [(f"{caller}gpu-watchdog", "in_progress", 1),
                                  (gpu_name, "queued" if name == "tag-gpu-stuck" else "completed", 50)]
+            state["host_wheels"] = str(host_wheels)
             run = run_act(args.act, repo, base, attempt, event, workflow, payload, {**env, **extra}, stand_ins,
                           servers)
             if not run["stalled"]:
@@ -526,6 +717,10 @@ def main() -> int:
             # act's own hang (_act_with_watchdog), not the workflow's: once more, from a fresh state
             print(f"  act stalled (nothing written for {STALL_SECONDS} s; log: {run['log']})"
                   + ("; running it again" if attempt == name else ""))
+        if name == "tag-rerun":  # "re-run failed jobs": a second attempt over the first's artifacts
+            first = run
+            run = run_act(args.act, repo, base, f"{name}-attempt-2", event, workflow, payload, env, stand_ins,
+                          servers, store=first["store"])
         c = lambda ok, what: checks.check(name, ok, what)  # noqa: E731
         ran = lambda prefix, result=None: job_names(run, prefix, result)  # noqa: E731
         tested = [r for r in run["records"] if r["kind"] == "tested"]
@@ -551,6 +746,8 @@ def main() -> int:
             verified = [r for r in run["records"] if r["kind"] == "verified"]
             c(len(verified) == 1 and verified[0]["ok"],
               "the default build's real wheel passes ci/build/verify-wheel.py")
+            if name == "pull-request":
+                check_gpu_venv(c, run)
         elif name == "windows-build-fails":
             c(run["returncode"] != 0, "the run fails")
             c(ran("build-windows", "failed") != []
@@ -614,6 +811,26 @@ def main() -> int:
               f"checksums named for the {kind} ({sums})")
             c(bool(list((release / "dist").glob("*.whl.metadata"))),
               "PEP 658 metadata files go with the release assets")
+            if name == "tag":
+                check_gpu_venv(c, run)
+                real = [r for r in run["records"] if r["kind"] == "setup-venv" and r["real"]]
+                c({"assemble", "verify"} <= {r["job"] for r in real} and all(r["ok"] for r in real),
+                  "assemble and verify set up their venvs with the real ci/lib/setup-venv.sh")
+            members = sdist_members(release / "pypi" / sdists[0]) if sdists else set()
+            tracked = set(git_ls_files(repo))
+            c(members == tracked | {"PKG-INFO"},
+              f"the sdist holds exactly `git ls-files` and PKG-INFO ({len(members)} files; "
+              f"extra {sorted(members - tracked - {'PKG-INFO'})[:3]}, missing {sorted(tracked - members)[:3]})")
+            if name == "tag":
+                for_real = [r for r in run["records"] if r["kind"] == "tested-for-real"]
+                c(len(for_real) == 2 and all(r["ok"] for r in for_real) and
+                  {r["wheel"] for r in for_real} <= {f.name for f in (release / "dist").glob("*.whl")},
+                  "the real ci/test/test-wheel.sh installs the default pair's published wheels (labelled and "
+                  f"label-free) into fresh venvs and runs tests on them ({[r['wheel'] for r in for_real]})")
+                built = [r for r in run["records"] if r["kind"] == "sdist-built"]
+                c(len(built) == 1 and built[0]["ok"],
+                  "the sdist builds into a CPU wheel without a toolkit, which installs and computes "
+                  "(ci/release/check-sdist-builds.sh)")
             if kind == "release":
                 earlier = site / "whl" / "torch2.10" / "cu126" / "my-ops" / "index.html"
                 c(earlier.is_file() and "/releases/download/v0.9.0/my_ops-0.9.0%2Bcu126" in earlier.read_text(),
@@ -635,6 +852,24 @@ def main() -> int:
                 rogue = [r for r in run["records"] if r["kind"] == "rogue"]
                 c(bool(rogue) and ran("assemble", "failed") != [],
                   "a wheel a GPU job slipped in stops the assembly (not in the sealed manifest)")
+        elif name == "tag-rerun":
+            tamper = [r for r in first["records"] if r["kind"] == "tamper"]
+            first_published = [r for r in first["records"]
+                               if r.get("action") in ("gh-action-pypi-publish", "upload-pages-artifact")
+                               or r.get("step") == "ci/release/publish-github-release.sh"]
+            c(first["returncode"] != 0 and bool(tamper) and not first_published,
+              "attempt 1: its GPU job replaces the sealed cu130 wheel (and copies it under an artifact of its own), "
+              "then fails; nothing is published")
+            seal = re.search(r"::set-output:: manifest=(\{.*?\})\s*$", first["output"], re.M)
+            refused = refuse_with_seal(repo, first["store"], seal[1]) if seal else None
+            c(refused is not None and refused.returncode != 0 and "bytes differ from the sealed sha256"
+              in refused.stdout, "re-run failed jobs (the bundle job is not re-run): assemble, with attempt 1's "
+              "seal, refuses the replaced wheel" + ("" if refused else " (no manifest output in attempt 1's log)"))
+            c(run["returncode"] != 0 and ran("bundle", "failed") != [] and
+              "outside the artifact of the build that makes them" in run["output"],
+              "attempt 2 (every job again): the builds replace their artifacts, and the bundle job refuses the "
+              "copy under another artifact name before any test")
+            c(not published and not pypi and not pages and not ran("test-cpu"), "attempt 2 publishes and tests nothing")
         elif name == "tag-gpu-test-fails":
             c(run["returncode"] != 0, "the run fails")
             c(not published and not pypi and not pages, "nothing is published")
