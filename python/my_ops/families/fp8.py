@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from .. import _rules
+from .._arguments import reraise_explained
 from .._mutating import _mutating_op, call_mutating
 from .._runtime import _lib, _ops
 from .._vmap import register_batching
@@ -28,6 +29,14 @@ FP8_MAX = 448.0
 MIN_SCALE = 1 / (448 * 512)  # the per-token scale's floor (an all-zero row)
 
 
+def _run(op, tensors, *args):
+    """op(*args); a failure with a wrong argument type explained as the other ops' (naming the argument)."""
+    try:
+        return op(*args)
+    except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
+        reraise_explained(op, tensors, failure)
+
+
 def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1e-6) -> Tensor:
     """``fp8(rms_norm(x, weight, eps) / scale)``: x [..., hidden] -> float8_e4m3fn [..., hidden].
 
@@ -35,7 +44,7 @@ def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1
     """
     if type(eps) is not float:
         eps = _eps("rms_norm_fp8", x, eps)
-    return _ops.rms_norm_fp8.default(x, weight, scale, eps)
+    return _run(_ops.rms_norm_fp8.default, (x, weight, scale), x, weight, scale, eps)
 
 
 def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
@@ -46,7 +55,7 @@ def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
     """
     if type(eps) is not float:
         eps = _eps("rms_norm_fp8_per_token", x, eps)
-    return _ops.rms_norm_fp8_per_token.default(x, weight, eps, scale_ub)
+    return _run(_ops.rms_norm_fp8_per_token.default, (x, weight), x, weight, eps, scale_ub)
 
 
 def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor,
@@ -69,12 +78,12 @@ def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor
 
 def silu_and_mul_fp8(x: Tensor, scale: Tensor) -> Tensor:
     """``fp8(silu(x[..., :d]) * x[..., d:] / scale)``: x [..., 2 * d] -> float8_e4m3fn [..., d]."""
-    return _ops.silu_and_mul_fp8.default(x, scale)
+    return _run(_ops.silu_and_mul_fp8.default, (x, scale), x, scale)
 
 
 def silu_and_mul_fp8_per_token(x: Tensor, scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """``(out, scales)``: silu(x[..., :d]) * x[..., d:] quantized row by row, scales float32 [..., 1]."""
-    return _ops.silu_and_mul_fp8_per_token.default(x, scale_ub)
+    return _run(_ops.silu_and_mul_fp8_per_token.default, (x,), x, scale_ub)
 
 
 # ------------------------------------------------------------ fake kernels
@@ -109,8 +118,7 @@ for _name, (_shape, _per_token) in _OPS.items():
     torch.library.register_fake(f"my_ops::{_name}", _fake(_name, _shape, _per_token))
     # no autograd: refuses inputs that require grad; bumps the residual's version
     _mutating_op(_name)
-    if not _name.startswith("fused_add"):
-        register_batching(_lib, _name, rows=(0,))
+    register_batching(_lib, _name, rows=(0, 1) if _name.startswith("fused_add") else (0,))
 
 
 # -------------------------------------------------------------- references
@@ -137,16 +145,17 @@ def rms_norm_fp8_per_token_ref(x: Tensor, weight: Tensor, eps: float, scale_ub: 
 
 
 def fused_add_rms_norm_fp8_ref(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor, eps: float):
-    """(out, new residual): the residual holds x's dtype, so the sum is rounded to it first."""
+    """(new residual, out): what is written in place first, as the other mutating ops' references;
+    the residual holds x's dtype, so the sum is rounded to it first."""
     new_residual = x + residual
-    return rms_norm_fp8_ref(new_residual, weight, scale, eps), new_residual
+    return new_residual, rms_norm_fp8_ref(new_residual, weight, scale, eps)
 
 
 def fused_add_rms_norm_fp8_per_token_ref(x: Tensor, residual: Tensor, weight: Tensor, eps: float,
                                          scale_ub: Tensor | None = None):
-    """(out, scales, new residual)."""
+    """(new residual, out, scales)."""
     new_residual = x + residual
-    return (*rms_norm_fp8_per_token_ref(new_residual, weight, eps, scale_ub), new_residual)
+    return (new_residual, *rms_norm_fp8_per_token_ref(new_residual, weight, eps, scale_ub))
 
 
 def _silu_and_mul64(x: Tensor) -> Tensor:

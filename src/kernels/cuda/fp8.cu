@@ -14,6 +14,8 @@
 #include "../fp8.h"
 #include "rows.cuh"
 
+#include <algorithm>
+
 namespace my_ops {
 namespace {
 
@@ -108,27 +110,34 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
             }
         }
         const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-        A y[NV][P];
+        // y is computed again for the output rather than held: 32 more registers per
+        // thread at 4 vectors cost occupancy (the same expression, so the same values)
         A amax = 0;
+        if constexpr (kDynamic) {
 #pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) {
-                const V wv = w[i];
+            for (int k = 0; k < NV; ++k) {
+                const int i = threadIdx.x + k * blockDim.x;
+                if (i < nvec) {
+                    const V wv = w[i];
 #pragma unroll
-                for (int e = 0; e < P; ++e) {
-                    y[k][e] = to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e]);
-                    if constexpr (kDynamic) amax = fmax(amax, fabs(y[k][e]));
+                    for (int e = 0; e < P; ++e)
+                        amax = fmax(amax, fabs(to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e])));
                 }
             }
+            amax = block_max(amax, scratch);
         }
-        if constexpr (kDynamic) amax = block_max(amax, scratch);
         const A inv = inverse_scale<kDynamic>(scaling, row, amax);
         Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * hidden);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) out_row[i] = quantize<P>(y[k], inv);
+            if (i < nvec) {
+                const V wv = w[i];
+                A y[P];
+#pragma unroll
+                for (int e = 0; e < P; ++e) y[e] = to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e]);
+                out_row[i] = quantize<P>(y, inv);
+            }
         }
     }
 }
@@ -171,11 +180,19 @@ rms_norm_fp8_generic_kernel(const T *x, int64_t x_stride, T *residual, int64_t r
     }
 }
 
-// The layouts of rms_norm's forward (rms_norm_forward.cu): up to 256
-// threads; longer rows, or few rows, up to 1024.
-inline RowLayout fp8_layout(int64_t rows, int64_t nvec) {
+// Few rows: as many threads as the row allows (latency-bound calls), as
+// rms_norm's forward. Else the gated units take rms_norm's forward layouts
+// (up to 256 threads of up to 8 vectors); RMSNorm, which holds each vector
+// across two or three block-wide steps, two vectors per thread over up to
+// 1024 threads ([8192, 8192] bf16 measured 75% of copy with rms_norm's four
+// vectors of 256 threads; 4096-wide rows, two of 256, 95%).
+inline RowLayout act_layout(int64_t rows, int64_t nvec) {
     if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
     return row_layout(nvec, 1, 8, 1024, 4);
+}
+inline RowLayout norm_layout(int64_t rows, int64_t nvec) {
+    if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
+    return row_layout(nvec, 1, 2, 1024, 2);
 }
 using Fp8Layouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
                            Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>>;
@@ -188,7 +205,7 @@ int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_str
     const int64_t nvec = hidden / Vec<T>::size;
     const bool vec = vectorizable<T>(hidden, {{x, x_stride}, {weight, 0}}) &&
                      (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
-    const RowLayout layout = fp8_layout(rows, nvec);
+    const RowLayout layout = norm_layout(rows, nvec);
     if (vec && layout.nv > 0 &&
         Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
             rms_norm_fp8_held_kernel<T, decltype(nv)::value, decltype(max_threads)::value, kAdd,
@@ -232,20 +249,22 @@ template <int kAct> __device__ __forceinline__ double activation(double g) {
 template <typename T, int kAct, int NV, int kMaxThreads, bool kDynamic>
 __global__ void __launch_bounds__(kMaxThreads)
 act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *__restrict__ out,
-                            my_ops_fp8_scaling scaling, int64_t rows, int64_t d) {
+                            my_ops_fp8_scaling scaling, int64_t rows, int64_t d, int chunk) {
     using A = acc_t<T>;
     using V = Vec<T>;
     constexpr int P = V::size;
     __shared__ A scratch[32];
     const int nvec = int(d / P);
+    // this block's vectors of each row: [first, first + chunk) (the whole row per token)
+    const int first = int(blockIdx.y) * chunk;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *gate = reinterpret_cast<const V *>(x + row * x_stride);
         const V *up = gate + nvec;
         V g[NV], u[NV];
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) {
+            const int j = threadIdx.x + k * blockDim.x, i = first + j;
+            if (j < chunk && i < nvec) {
                 g[k] = gate[i];
                 u[k] = up[i];
             }
@@ -254,8 +273,8 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
         A amax = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) {
+            const int j = threadIdx.x + k * blockDim.x, i = first + j;
+            if (j < chunk && i < nvec) {
 #pragma unroll
                 for (int e = 0; e < P; ++e) {
                     y[k][e] = activation<kAct>(to_acc(g[k].v[e])) * to_acc(u[k].v[e]);
@@ -268,8 +287,8 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
         Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * d);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int i = threadIdx.x + k * blockDim.x;
-            if (i < nvec) out_row[i] = quantize<P>(y[k], inv);
+            const int j = threadIdx.x + k * blockDim.x, i = first + j;
+            if (j < chunk && i < nvec) out_row[i] = quantize<P>(y[k], inv);
         }
     }
 }
@@ -300,12 +319,21 @@ int act_and_mul_fp8_rows(const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_
                          int64_t rows, int64_t d, cudaStream_t s) {
     const int64_t nvec = d / Vec<T>::size;
     const bool vec = vectorizable<T>(d, {{x, x_stride}});
-    const RowLayout layout = fp8_layout(rows, nvec);
+    // A static scale needs no row-wide step: few rows (decode) spread each row
+    // over several blocks of at least 64 vectors, so more multiprocessors load.
+    int64_t chunks = 1;
+    if (!kDynamic && few_rows(rows)) {
+        chunks = std::min(ceil_div(2 * int64_t(sm_count()), rows), ceil_div(nvec, 64));
+        chunks = std::max<int64_t>(chunks, 1);
+    }
+    const int chunk = int(ceil_div(nvec, chunks));
+    const RowLayout layout = act_layout(rows, chunk);
     if (vec && layout.nv > 0 &&
         Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
             act_and_mul_fp8_held_kernel<T, kAct, decltype(nv)::value,
                                         decltype(max_threads)::value, kDynamic>
-                <<<rows_grid(rows), layout.threads, 0, s>>>(x, x_stride, out, scaling, rows, d);
+                <<<dim3(rows_grid(rows), unsigned(ceil_div(nvec, chunk))), layout.threads, 0, s>>>(
+                    x, x_stride, out, scaling, rows, d, chunk);
         }))
         return int(cudaGetLastError());
     act_and_mul_fp8_generic_kernel<T, kAct, kDynamic>

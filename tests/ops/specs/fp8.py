@@ -38,7 +38,7 @@ def _norm_bad(name, add, per_token):
     def args(d, x=None, weight=None, scale=None, eps=1e-6, ub=None):
         x = t(4, 8, device=d) if x is None else x
         weight = t(8, device=d) if weight is None else weight
-        return ((x,) + ((t(4, 8, device=d),) if add else ()) + (weight,)
+        return ((x,) + ((t(*x.shape, dtype=x.dtype, device=d),) if add else ()) + (weight,)
                 + (() if per_token else (_scale(d) if scale is None else scale,)) + (eps,)
                 + ((ub,) if per_token else ()))
     bad = [
