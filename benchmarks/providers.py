@@ -92,3 +92,46 @@ def act_and_mul(op: str, device_type: str, *extra) -> dict:
         if HAVE_LIGER and op == "gelu_and_mul" and extra == ("tanh",):  # Liger's GEGLU is the tanh form
             providers["liger"] = lambda x: LigerGELUMulFunction.apply(*x.chunk(2, dim=-1))
     return providers
+
+
+# ---- the fp8 family: the composite quantizes as vLLM's reference does (clamp, then cast)
+FP8_MIN_SCALE = 1 / (448 * 512)
+
+
+def _fp8_static(y, scale):
+    return (y / scale).clamp(-448, 448).to(torch.float8_e4m3fn)
+
+
+def _fp8_per_token(y):
+    scale = (y.abs().amax(-1, keepdim=True) / 448).clamp(min=FP8_MIN_SCALE)
+    return (y / scale).clamp(-448, 448).to(torch.float8_e4m3fn), scale
+
+
+def _norm32(x, w, eps):
+    x32 = x.float()
+    return x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) * w.float()
+
+
+def _silu32(x):
+    gate, up = x.float().chunk(2, dim=-1)
+    return F.silu(gate) * up
+
+
+def fp8_eager(op: str):
+    """The eager composite of fp8 op `op`, called with the op's arguments."""
+    return {
+        "rms_norm_fp8": lambda x, w, scale, eps: _fp8_static(_norm32(x, w, eps), scale),
+        "rms_norm_fp8_per_token": lambda x, w, eps: _fp8_per_token(_norm32(x, w, eps)),
+        "fused_add_rms_norm_fp8": lambda x, r, w, scale, eps: _fp8_static(_norm32(r.add_(x), w, eps), scale),
+        "fused_add_rms_norm_fp8_per_token": lambda x, r, w, eps: _fp8_per_token(_norm32(r.add_(x), w, eps)),
+        "silu_and_mul_fp8": lambda x, scale: _fp8_static(_silu32(x), scale),
+        "silu_and_mul_fp8_per_token": lambda x: _fp8_per_token(_silu32(x)),
+    }[op]
+
+
+def fp8(op: str, device_type: str) -> dict:
+    eager = fp8_eager(op)
+    providers = {"my_ops": getattr(my_ops, op), "eager": eager}
+    if device_type == "cuda":
+        providers["compile"] = compiled(eager)
+    return providers

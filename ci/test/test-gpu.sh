@@ -5,7 +5,7 @@
 #   ci/test/test-gpu.sh [WHEEL] [-- pytest args]
 # Environment: PYTHON (default python3); PAIR (e.g. 2.13-cu130): the torch
 # installed must be that pair's, checked before any test; MY_OPS_SANITIZE=1 also runs the CUDA
-# tests of two modules under compute-sanitizer memcheck;
+# tests of three modules under compute-sanitizer memcheck;
 # MY_OPS_FOREIGN_ARCH_WHEEL, a wheel built without this GPU's SM (e.g.
 # TORCH_CUDA_ARCH_LIST=8.0 on a Hopper runner), enables the end-to-end test
 # of the "no kernels for this GPU" error.
@@ -48,6 +48,7 @@ PY
 MY_OPS_REQUIRE_CUDA=1 "$python" -m pytest -q -rs -p no:cacheprovider "$@"
 if [ "${MY_OPS_SANITIZE:-0}" = "1" ]; then
     compute-sanitizer --tool memcheck --error-exitcode 1 --target-processes all \
-        "$python" -m pytest tests/ops/test_rms_norm.py tests/ops/test_act_and_mul.py -q -x \
+        "$python" -m pytest tests/ops/test_rms_norm.py tests/ops/test_act_and_mul.py \
+        tests/ops/test_fp8.py -q -x \
         -p no:cacheprovider -k "cuda and not opcheck and not gradcheck"
 fi

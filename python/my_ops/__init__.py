@@ -57,6 +57,7 @@ if _torch_problem is None:
     # one line per family, written out so that IDEs and type checkers see them.
     from .families.act_and_mul import *  # noqa: F403
     from .families.elementwise import *  # noqa: F403
+    from .families.fp8 import *  # noqa: F403
     from .families.matmul import *  # noqa: F403
     from .families.rms_norm import *  # noqa: F403
 

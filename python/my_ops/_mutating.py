@@ -50,7 +50,8 @@ def _mutating_op(name: str) -> None:
                 if isinstance(value, Tensor) and value.requires_grad:
                     raise RuntimeError(
                         f"my_ops.{name}: argument '{argument.name}' requires grad, but my_ops.{name} "
-                        "writes its arguments in place and has no autograd formula; call it under "
+                        f"{'writes its arguments in place and ' if written else 'is an inference op that '}"
+                        "has no autograd formula; call it under "
                         "torch.no_grad() or pass tensors that do not require grad (e.g. "
                         f"{argument.name}.detach())")
 
@@ -133,12 +134,12 @@ def _refuse_inference_writes(name: str, **written: Tensor) -> None:
                     f"it inside torch.inference_mode(), or pass a normal tensor ({argument}.clone())")
 
 
-def call_mutating(name: str, op, args, **written: Tensor) -> None:
+def call_mutating(name: str, op, args, **written: Tensor):
     """The Python API's call of mutating op (my_ops.<name>) on args, which
     writes the arguments named in `written` (its tensor arguments come first
-    in args)."""
+    in args); returns what the op returns."""
     try:
         _refuse_inference_writes(name, **written)
-        _MUTATE[op](*args)
+        return _MUTATE[op](*args)
     except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
         reraise_explained(op, args, failure)

@@ -40,6 +40,7 @@ class Clause:
 class Param:
     name: str
     is_tensor: bool
+    optional: bool = False  # Tensor?: None passes
     clauses: list[Clause] = field(default_factory=list)
 
 
@@ -63,7 +64,8 @@ def _load() -> dict[str, list[Param]]:
     for line in _C.op_rules().splitlines():
         name, text = line.split("\t")
         schema = _schema(getattr(torch.ops.my_ops, name).default)
-        params = {a.name: Param(a.name, str(a.type) == "Tensor") for a in schema.arguments}
+        params = {a.name: Param(a.name, str(a.type) in ("Tensor", "Optional[Tensor]"),
+                                str(a.type) == "Optional[Tensor]") for a in schema.arguments}
         for entry in filter(None, (e.strip() for e in text.split(";"))):
             arg, clauses = entry.split(":", 1)
             params[arg.strip()].clauses += [_parse_clause(w) for w in clauses.split()]
@@ -97,6 +99,10 @@ def check(op: str, *args) -> None:
     for p, a in zip(params, args):
         if not p.is_tensor:
             continue
+        if a is None:
+            if p.optional:
+                continue
+            _fail(op, f"expected {p.name} to be a tensor, but got None")
         if a.is_nested:
             _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got a nested tensor")
         if a.layout != torch.strided:
@@ -109,7 +115,8 @@ def check(op: str, *args) -> None:
     by_name = {p.name: a for p, a in zip(params, args)}
     for p, a in zip(params, args):
         if p.is_tensor:
-            _check_tensor(op, p, a, by_name)
+            if a is not None:
+                _check_tensor(op, p, a, by_name)
         elif any(c.key == "eps" for c in p.clauses) and not (math.isfinite(a) and a >= 0):
             _fail(op, f"expected {p.name} to be a finite number >= 0, but got {a:g}")
         else:
@@ -150,6 +157,11 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
         r = c.ref
         if c.key in ("like", "like_or_wider"):
             check_dtype(op, n, t, r, ref, or_wider=c.key == "like_or_wider")
+            _check(t.device == ref.device, lambda: f"my_ops.{op}: expected {n} to be on the "
+                         f"same device as {r} ({ref.device}), but got {t.device}")
+        elif c.key == "scale":
+            _check(t.dtype == torch.float32 and t.numel() == 1, lambda: f"my_ops.{op}: expected {n} to be a "
+                         f"float32 tensor of one element, but got a {t.dtype} tensor of shape {_shape_text(t.shape)}")
             _check(t.device == ref.device, lambda: f"my_ops.{op}: expected {n} to be on the "
                          f"same device as {r} ({ref.device}), but got {t.device}")
         elif c.key == "dim>=":

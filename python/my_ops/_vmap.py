@@ -59,9 +59,12 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
             if checked:
                 _rules.check_memory(name, *[a.movedim(d, 0) if d is not None else a
                                             for a, d in zip(args, in_dims)])
-            for i in range(size):
-                op(*sample(args, in_dims, i))
-            return None, None
+            results = [op(*sample(args, in_dims, i)) for i in range(size)]
+            if not results or results[0] is None:  # (an op that writes and returns nothing)
+                return None, None
+            if isinstance(results[0], tuple):
+                return tuple(torch.stack(out) for out in zip(*results)), (0,) * len(results[0])
+            return torch.stack(results), 0
         if size == 0:  # the outputs' shapes from a sample of zeros
             one = op(*[a.new_zeros(a.shape[:d] + a.shape[d + 1:]) if d is not None else a
                        for a, d in zip(args, in_dims)])
@@ -90,7 +93,7 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
             if isinstance(a, Tensor):
                 folded[i] = a.movedim(d, 0) if d is not None else a.expand(info.batch_size, *a.shape)
         result = op(*folded)
-        if mutating:
+        if mutating and result is None:
             return None, None
         return result, (0,) * len(result) if isinstance(result, tuple) else 0
 

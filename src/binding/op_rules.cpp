@@ -171,6 +171,7 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
         p.name = arg.substr(space + 1);
         p.name = p.name.substr(0, p.name.find('='));  // drop a default value
         p.is_tensor = arg.compare(0, 6, "Tensor") == 0;
+        p.optional = arg.compare(0, 7, "Tensor?") == 0;
         params_.push_back(p);
     }
     auto index_of = [&](const std::string &name) {
@@ -212,7 +213,8 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
             }
             static const char *known[] = {"like",  "like_or_wider", "dim>=", "dim",
                                           "shape", "even",          "rows",  "written",
-                                          "apart", "apart_or_same", "eps",   "one_of"};
+                                          "apart", "apart_or_same", "eps",   "one_of",
+                                          "scale"};
             bool ok = false;
             for (const char *k : known) ok = ok || c.key == k;
             if (!ok) bad_definition(schema, "unknown clause '" + word + "'");
@@ -233,6 +235,10 @@ void OpRules::check(std::initializer_list<Arg> args) const {
     for (const Arg &arg : args) {
         const Param &p = params_[i++];
         if (!p.is_tensor) continue;
+        if (arg.tensor == nullptr) {
+            if (p.optional) continue;
+            fail("expected " + p.name + " to be a tensor, but got None");
+        }
         const api::Tensor &t = *arg.tensor;
         const api::Layout layout = layout_of(t);
         if (layout != api::Layout::Strided)
@@ -252,7 +258,7 @@ void OpRules::check(std::initializer_list<Arg> args) const {
     for (const Arg &arg : args) {
         const Param &p = params_[i++];
         if (p.is_tensor) {
-            check_tensor(p, *arg.tensor, args);
+            if (arg.tensor != nullptr) check_tensor(p, *arg.tensor, args);
             continue;
         }
         for (const Clause &c : p.clauses) {
@@ -297,6 +303,13 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t,
                     fail("expected " + n + " to have the same dtype as " + r + " (" +
                          dtype_text(ref_dtype) + ")" + also + ", but got " + dtype_text(dtype));
             }
+            if (!(t.device() == ref->device()))
+                fail("expected " + n + " to be on the same device as " + r + " (" +
+                     device_text(*ref) + "), but got " + device_text(t));
+        } else if (c.key == "scale") {
+            if (t.scalar_type() != api::ScalarType::Float || t.numel() != 1)
+                fail("expected " + n + " to be a float32 tensor of one element, but got a " +
+                     dtype_text(t.scalar_type()) + " tensor of shape " + shape_text(t));
             if (!(t.device() == ref->device()))
                 fail("expected " + n + " to be on the same device as " + r + " (" +
                      device_text(*ref) + "), but got " + device_text(t));

@@ -22,11 +22,15 @@
 //   written          written in place: no two elements share memory
 //   apart=A          shares no memory with A
 //   apart_or_same=A  shares no memory with A, or is A itself (same view)
+//   scale=A          a float32 tensor of one element on A's device (a
+//                    quantization scale beside A)
+// An optional tensor (Tensor?) that is None passes; when given, its clauses apply.
 // A float argument may have the clause `eps`: finite and >= 0. A str argument
 // may have `one_of=a|b|c`: one of those words.
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +43,7 @@ struct Arg {
     Arg(const api::Tensor &t) : tensor(&t) {}  // NOLINT: implicit by design
     Arg(double v) : number(v) {}               // NOLINT
     Arg(const std::string &s) : text(&s) {}    // NOLINT
+    Arg(const std::optional<api::Tensor> &t) : tensor(t ? &*t : nullptr) {}  // NOLINT: None: null
     const api::Tensor *tensor = nullptr;
     double number = 0.0;
     const std::string *text = nullptr;
@@ -69,6 +74,7 @@ class OpRules {
     struct Param {
         std::string name;
         bool is_tensor = false;
+        bool optional = false;  // Tensor?: None passes
         std::vector<Clause> clauses;
     };
 

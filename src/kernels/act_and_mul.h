@@ -6,17 +6,17 @@
 #ifndef MY_OPS_KERNELS_ACT_AND_MUL_H
 #define MY_OPS_KERNELS_ACT_AND_MUL_H
 
+#include "activations.h"
 #include "common.h"
 
 MY_OPS_EXTERN_C_BEGIN
 
-/* The activation of a gated unit (act_and_mul). GELU as in torch.nn.functional.gelu:
+/* The activation of a gated unit (act_and_mul), one value per row of
+ * MY_OPS_ACTIVATIONS (activations.h). GELU as in torch.nn.functional.gelu:
  * MY_OPS_GELU is approximate="none" (erf), MY_OPS_GELU_TANH is approximate="tanh". */
-typedef enum my_ops_activation {
-    MY_OPS_SILU = 0,
-    MY_OPS_GELU = 1,
-    MY_OPS_GELU_TANH = 2
-} my_ops_activation;
+#define MY_OPS_ACTIVATION_ENUM(name, ENUM, value) ENUM = value,
+typedef enum my_ops_activation { MY_OPS_ACTIVATIONS(MY_OPS_ACTIVATION_ENUM) } my_ops_activation;
+#undef MY_OPS_ACTIVATION_ENUM
 
 /* ---------------------------------------------------------------- CPU -- */
 

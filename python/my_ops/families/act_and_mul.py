@@ -89,19 +89,34 @@ def _gated_unit(name: str, activation, activation_grad) -> None:
     register_batching(_lib, name, rows=(0,))
 
 
-_gated_unit("silu_and_mul", torch.nn.functional.silu, _silu_grad)
-_gated_unit("gelu_and_mul", lambda gate, approximate: torch.nn.functional.gelu(gate, approximate=approximate),
-            _gelu_grad)
+def _gelu(gate: Tensor, approximate: str) -> Tensor:
+    return F.gelu(gate, approximate=approximate)
+
+
+# The family's table: each gated unit's activation and derivative in torch ops
+# (the kernels' own are src/kernels/activations_impl.h), from which its fake
+# kernels, autograd and float64 reference are made.
+UNITS = {
+    "silu_and_mul": (F.silu, _silu_grad),
+    "gelu_and_mul": (_gelu, _gelu_grad),
+}
+for _name, (_activation, _activation_grad) in UNITS.items():
+    _gated_unit(_name, _activation, _activation_grad)
+
+
+def _reference(activation):
+    def reference(x: Tensor, *extra) -> Tensor:
+        gate, up = x.double().chunk(2, dim=-1)
+        return activation(gate, *extra) * up
+    return reference
 
 
 def silu_and_mul_ref(x: Tensor) -> Tensor:
-    gate, up = x.double().chunk(2, dim=-1)
-    return F.silu(gate) * up
+    return _reference(F.silu)(x)
 
 
 def gelu_and_mul_ref(x: Tensor, approximate: str = "none") -> Tensor:
-    gate, up = x.double().chunk(2, dim=-1)
-    return F.gelu(gate, approximate=approximate) * up
+    return _reference(_gelu)(x, approximate)
 
 
 # ------------------------------------------------------------------ nn.Modules

@@ -25,6 +25,14 @@
 #define MY_OPS_MULTIVERSION
 #endif
 
+/* Forces a body into its callers (each instance of a kernel that takes a
+ * constant parameter, e.g. act_and_mul's activation, so it folds away). */
+#if defined(_MSC_VER)
+#define MY_OPS_ALWAYS_INLINE __forceinline
+#else
+#define MY_OPS_ALWAYS_INLINE inline __attribute__((always_inline))
+#endif
+
 /* Allocates `count` scratch arrays of `bytes` each; all or none. */
 static inline int my_ops_alloc_scratch(void **slots, int count, size_t bytes) {
     for (int i = 0; i < count; ++i) {

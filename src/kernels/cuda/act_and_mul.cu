@@ -1,7 +1,7 @@
 // Gated units on CUDA (SwiGLU's silu_and_mul, GeGLU's gelu_and_mul), forward
 // and backward: out = act(gate) * up, gate = x[:, :d], up = x[:, d:], x rows
 // with a row stride (a slice of a wider tensor is read in place). One kernel
-// body per direction, templated on the activation (the structs below).
+// body per direction, templated on the activation (../activations.h).
 // When d and the row strides are whole numbers of 16-byte vectors and the
 // pointers are aligned: a 2D grid, x across a row's vectors (U per thread),
 // y down the rows; no index division. Otherwise a grid-stride loop over
@@ -12,54 +12,21 @@
 namespace my_ops {
 namespace {
 
-template <typename A> __device__ __forceinline__ A sigmoid(A g) {
-    return reciprocal(A(1) + exp_acc(-g));
-}
-__device__ __forceinline__ float erf_acc(float v) { return erff(v); }
-__device__ __forceinline__ double erf_acc(double v) { return erf(v); }
-__device__ __forceinline__ float tanh_acc(float v) { return tanhf(v); }
-__device__ __forceinline__ double tanh_acc(double v) { return tanh(v); }
-
-// An activation: value(g), and both(g) = {value, derivative}, which shares
-// their common part (one sigmoid, erf or tanh per element in the backward).
+// An activation of MY_OPS_ACTIVATIONS (../activations.h, shared with the CPU
+// kernels), as a type: value(g), and both(g) = {value, derivative}.
 template <typename A> struct ValueAndGrad {
     A value, grad;
 };
 
-struct Silu {
-    template <typename A> __device__ static A value(A g) { return g * sigmoid(g); }
-    // d/dg = s * (1 + g * (1 - s)) with s = sigmoid(g)
+template <int kAct> struct Activation {
+    __device__ static float value(float g) { return my_ops_activation_float(kAct, g); }
+    __device__ static double value(double g) { return my_ops_activation_double(kAct, g); }
     template <typename A> __device__ static ValueAndGrad<A> both(A g) {
-        const A s = sigmoid(g);
-        return {g * s, s * (A(1) + g * (A(1) - s))};
-    }
-};
-
-// gelu(g) = g * Phi(g), approximate="none" in torch.nn.functional.gelu
-struct Gelu {
-    template <typename A> __device__ static A cdf(A g) {
-        return A(0.5) * (A(1) + erf_acc(g * A(0.70710678118654752440)));
-    }
-    template <typename A> __device__ static A value(A g) { return g * cdf(g); }
-    template <typename A> __device__ static ValueAndGrad<A> both(A g) {
-        const A phi = cdf(g);
-        return {g * phi, phi + g * A(0.39894228040143267794) * exp_acc(A(-0.5) * g * g)};
-    }
-};
-
-// approximate="tanh": 0.5 g (1 + tanh(k (g + c g^3))), k = sqrt(2 / pi)
-struct GeluTanh {
-    static constexpr double k = 0.79788456080286535588, c = 0.044715;
-    template <typename A> __device__ static A tanh_of(A g) {
-        return tanh_acc(A(k) * (g + A(c) * g * g * g));
-    }
-    template <typename A> __device__ static A value(A g) {
-        return A(0.5) * g * (A(1) + tanh_of(g));
-    }
-    template <typename A> __device__ static ValueAndGrad<A> both(A g) {
-        const A t = tanh_of(g);
-        return {A(0.5) * g * (A(1) + t), A(0.5) * (A(1) + t) + A(0.5) * g * (A(1) - t * t) * A(k) *
-                                                                   (A(1) + A(3 * c) * g * g)};
+        // (the two share their sigmoid, erf or exp: the compiler computes it once)
+        if constexpr (sizeof(A) == sizeof(float))
+            return {my_ops_activation_float(kAct, g), my_ops_activation_grad_float(kAct, g)};
+        else
+            return {my_ops_activation_double(kAct, g), my_ops_activation_grad_double(kAct, g)};
     }
 };
 
@@ -253,13 +220,13 @@ int act_and_mul_backward(const T *dy, int64_t dy_stride, const T *x, int64_t x_s
     return int(cudaGetLastError());
 }
 
-// Calls f(Act{}) for the activation `act` names; cudaErrorInvalidValue for an unknown one.
+// Calls f(Activation<act>{}) for the activation `act` names (a case per row of
+// MY_OPS_ACTIVATIONS); cudaErrorInvalidValue for an unknown one.
 template <typename F> int with_activation(my_ops_activation act, F &&f) {
-    switch (act) {
-    case MY_OPS_SILU: return f(Silu{});
-    case MY_OPS_GELU: return f(Gelu{});
-    case MY_OPS_GELU_TANH: return f(GeluTanh{});
-    }
+#define MY_OPS_ACTIVATION_CASE(name, ENUM, value) \
+    case ENUM: return f(Activation<value>{});
+    switch (act) { MY_OPS_ACTIVATIONS(MY_OPS_ACTIVATION_CASE) }
+#undef MY_OPS_ACTIVATION_CASE
     return int(cudaErrorInvalidValue);
 }
 

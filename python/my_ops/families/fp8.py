@@ -1,0 +1,176 @@
+"""The fp8 family (src/binding/fp8.cpp): RMSNorm, the fused residual add +
+RMSNorm and SiLU-and-mul with their output written as float8 e4m3fn for the
+fp8 GEMM that follows, with a static per-tensor scale (`scale`, a one-element
+float32 tensor: ``out = fp8(y / scale)``) or dynamic per-token scales
+(``scale = max(min(amax(|y|), scale_ub) / 448, 1 / (448 * 512))`` per row,
+returned as float32 ``[..., 1]``), as vLLM's fused quantization ops. The
+conversion rounds to nearest even and saturates to +-448; NaN stays NaN.
+
+Inference ops: no autograd. An input that requires grad (with grad mode on)
+is refused, naming the op.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .. import _rules
+from .._arguments import reraise_explained
+from .._mutating import _mutating_op, call_mutating
+from .._runtime import _lib, _ops
+from .._vmap import register_batching
+from .rms_norm import _eps, rms_norm_ref
+
+__all__ = ["rms_norm_fp8", "rms_norm_fp8_per_token", "fused_add_rms_norm_fp8",
+           "fused_add_rms_norm_fp8_per_token", "silu_and_mul_fp8", "silu_and_mul_fp8_per_token"]
+
+FP8_MAX = 448.0
+MIN_SCALE = 1 / (448 * 512)  # the per-token scale's floor (an all-zero row)
+
+
+def _run(op, tensors, *args):
+    """op(*args); a failure with a wrong argument type explained as the other ops' (naming the argument)."""
+    try:
+        return op(*args)
+    except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
+        reraise_explained(op, tensors, failure)
+
+
+def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1e-6) -> Tensor:
+    """``fp8(rms_norm(x, weight, eps) / scale)``: x [..., hidden] -> float8_e4m3fn [..., hidden].
+
+    weight [hidden] has x's dtype; scale is a one-element float32 tensor on x's device.
+    """
+    if type(eps) is not float:
+        eps = _eps("rms_norm_fp8", x, eps)
+    return _run(_ops.rms_norm_fp8.default, (x, weight, scale), x, weight, scale, eps)
+
+
+def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
+                           scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """``(out, scales)``: rms_norm(x, weight, eps) quantized row by row, scales float32 [..., 1].
+
+    scale_ub (a one-element float32 tensor, optional) caps each row's amax.
+    """
+    if type(eps) is not float:
+        eps = _eps("rms_norm_fp8_per_token", x, eps)
+    return _run(_ops.rms_norm_fp8_per_token.default, (x, weight), x, weight, eps, scale_ub)
+
+
+def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor,
+                           eps: float | None = 1e-6) -> Tensor:
+    """``residual += x`` in place, then ``fp8(rms_norm(residual, weight, eps) / scale)``; x is not written."""
+    if type(eps) is not float:
+        eps = _eps("fused_add_rms_norm_fp8", x, eps)
+    return call_mutating("fused_add_rms_norm_fp8", _ops.fused_add_rms_norm_fp8.default,
+                         (x, residual, weight, scale, eps), residual=residual)
+
+
+def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6,
+                                     scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """``residual += x`` in place, then ``rms_norm_fp8_per_token(residual, weight, eps, scale_ub)``."""
+    if type(eps) is not float:
+        eps = _eps("fused_add_rms_norm_fp8_per_token", x, eps)
+    return call_mutating("fused_add_rms_norm_fp8_per_token", _ops.fused_add_rms_norm_fp8_per_token.default,
+                         (x, residual, weight, eps, scale_ub), residual=residual)
+
+
+def silu_and_mul_fp8(x: Tensor, scale: Tensor) -> Tensor:
+    """``fp8(silu(x[..., :d]) * x[..., d:] / scale)``: x [..., 2 * d] -> float8_e4m3fn [..., d]."""
+    return _run(_ops.silu_and_mul_fp8.default, (x, scale), x, scale)
+
+
+def silu_and_mul_fp8_per_token(x: Tensor, scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """``(out, scales)``: silu(x[..., :d]) * x[..., d:] quantized row by row, scales float32 [..., 1]."""
+    return _run(_ops.silu_and_mul_fp8_per_token.default, (x,), x, scale_ub)
+
+
+# ------------------------------------------------------------ fake kernels
+def _outputs(x: Tensor, shape, per_token: bool):
+    out = x.new_empty(shape, dtype=torch.float8_e4m3fn)
+    return (out, x.new_empty((*shape[:-1], 1), dtype=torch.float32)) if per_token else out
+
+
+def _halved(x: Tensor):
+    return (*x.shape[:-1], x.shape[-1] // 2)
+
+
+# op -> (its output's shape from x, per token)
+_OPS = {
+    "rms_norm_fp8": (lambda x: x.shape, False),
+    "rms_norm_fp8_per_token": (lambda x: x.shape, True),
+    "fused_add_rms_norm_fp8": (lambda x: x.shape, False),
+    "fused_add_rms_norm_fp8_per_token": (lambda x: x.shape, True),
+    "silu_and_mul_fp8": (_halved, False),
+    "silu_and_mul_fp8_per_token": (_halved, True),
+}
+
+
+def _fake(name: str, shape, per_token: bool):
+    def fake(x: Tensor, *args):
+        _rules.check(name, x, *args)
+        return _outputs(x, shape(x), per_token)
+    return fake
+
+
+for _name, (_shape, _per_token) in _OPS.items():
+    torch.library.register_fake(f"my_ops::{_name}", _fake(_name, _shape, _per_token))
+    # no autograd: refuses inputs that require grad; bumps the residual's version
+    _mutating_op(_name)
+    register_batching(_lib, _name, rows=(0, 1) if _name.startswith("fused_add") else (0,))
+
+
+# -------------------------------------------------------------- references
+def fp8_ref(v: Tensor) -> Tensor:
+    """The conversion rule on float64 values: saturate to +-448, round to nearest even, NaN stays NaN."""
+    return v.double().clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+
+
+def _per_token(y: Tensor, scale_ub: Tensor | None):
+    """(fp8 bytes, float64 scales [..., 1]) of y quantized row by row."""
+    bound = y.abs().amax(-1, keepdim=True)
+    if scale_ub is not None:
+        bound = bound.clamp(max=scale_ub.double().item())
+    scales = (bound / FP8_MAX).clamp(min=MIN_SCALE)
+    return fp8_ref(y / scales), scales
+
+
+def rms_norm_fp8_ref(x: Tensor, weight: Tensor, scale: Tensor, eps: float) -> Tensor:
+    return fp8_ref(rms_norm_ref(x, weight, eps) / scale.double())
+
+
+def rms_norm_fp8_per_token_ref(x: Tensor, weight: Tensor, eps: float, scale_ub: Tensor | None = None):
+    return _per_token(rms_norm_ref(x, weight, eps), scale_ub)
+
+
+def fused_add_rms_norm_fp8_ref(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor, eps: float):
+    """(new residual, out): what is written in place first, as the other mutating ops' references;
+    the residual holds x's dtype, so the sum is rounded to it first."""
+    new_residual = x + residual
+    return new_residual, rms_norm_fp8_ref(new_residual, weight, scale, eps)
+
+
+def fused_add_rms_norm_fp8_per_token_ref(x: Tensor, residual: Tensor, weight: Tensor, eps: float,
+                                         scale_ub: Tensor | None = None):
+    """(new residual, out, scales)."""
+    new_residual = x + residual
+    return (new_residual, *rms_norm_fp8_per_token_ref(new_residual, weight, eps, scale_ub))
+
+
+def _silu_and_mul64(x: Tensor) -> Tensor:
+    gate, up = x.double().chunk(2, dim=-1)
+    return torch.nn.functional.silu(gate) * up
+
+
+def silu_and_mul_fp8_ref(x: Tensor, scale: Tensor) -> Tensor:
+    return fp8_ref(_silu_and_mul64(x) / scale.double())
+
+
+def silu_and_mul_fp8_per_token_ref(x: Tensor, scale_ub: Tensor | None = None):
+    return _per_token(_silu_and_mul64(x), scale_ub)
+
+
+# my_ops.reference.<op>, as families.references() gathers them
+REFERENCES = (rms_norm_fp8_ref, rms_norm_fp8_per_token_ref, fused_add_rms_norm_fp8_ref,
+              fused_add_rms_norm_fp8_per_token_ref, silu_and_mul_fp8_ref, silu_and_mul_fp8_per_token_ref)

@@ -1,0 +1,96 @@
+/*
+ * The fp8-output CPU kernels for one element type (fp8.c includes it through
+ * for_each_dtype.h: T, ACC, LOAD, STORE, SUFFIX). No include guard, on purpose.
+ */
+
+#define SUM_OF_SQUARES MY_OPS_CAT(my_ops_sum_of_squares_, ACC)
+#define ACTIVATION MY_OPS_CAT(my_ops_activation_, ACC)
+
+/* 1 / scale of one row: the static scale, or the row's own (written to scales[r]). */
+static inline ACC MY_OPS_NAME(fp8_inverse_scale)(my_ops_fp8_scaling s, int64_t r, ACC amax) {
+    if (s.static_scale != NULL) return (ACC)1 / (ACC)*s.static_scale;
+    float bound = (float)amax;
+    if (s.scale_ub != NULL && *s.scale_ub < bound) bound = *s.scale_ub;
+    float scale = bound / MY_OPS_FP8_MAX;
+    scale = scale > MY_OPS_FP8_MIN_SCALE ? scale : MY_OPS_FP8_MIN_SCALE;
+    s.scales[r] = scale;
+    return (ACC)1 / (ACC)scale;
+}
+
+static inline ACC MY_OPS_NAME(fp8_abs_max)(const ACC *y, int64_t n) {
+    ACC amax = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        const ACC a = y[j] < 0 ? -y[j] : y[j];
+        amax = a > amax ? a : amax;  /* (NaN never wins: its row's bytes stay NaN anyway) */
+    }
+    return amax;
+}
+
+static inline void MY_OPS_NAME(fp8_store)(const ACC *y, ACC inverse_scale, uint8_t *out,
+                                         int64_t n) {
+    /* (the conversion saturates; a float64 quotient past float's range is +-inf, saturated too) */
+    for (int64_t j = 0; j < n; ++j) out[j] = my_ops_float_to_e4m3((float)(y[j] * inverse_scale));
+}
+
+MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_fp8)(const T *x, int64_t x_stride,
+                                                         T *residual, int64_t res_stride,
+                                                         const T *weight, uint8_t *out,
+                                                         my_ops_fp8_scaling scaling, int64_t rows,
+                                                         int64_t hidden, double eps) {
+    void *scratch[2];
+    if (my_ops_alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY;
+    ACC *w = scratch[0], *row = scratch[1];
+    for (int64_t j = 0; j < hidden; ++j) w[j] = LOAD(weight[j]);
+    for (int64_t r = 0; r < rows; ++r) {
+        const T *x_row = x + r * x_stride;
+        if (residual != NULL) {
+            T *res_row = residual + r * res_stride;
+            for (int64_t j = 0; j < hidden; ++j) {
+                const T sum = STORE(LOAD(x_row[j]) + LOAD(res_row[j]));
+                res_row[j] = sum;
+                row[j] = LOAD(sum);
+            }
+        } else {
+            for (int64_t j = 0; j < hidden; ++j) row[j] = LOAD(x_row[j]);
+        }
+        const ACC mean_square = (ACC)(SUM_OF_SQUARES(row, hidden) / (double)hidden);
+        const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);
+        for (int64_t j = 0; j < hidden; ++j) row[j] = row[j] * rstd * w[j];
+        const ACC amax = scaling.static_scale ? 0 : MY_OPS_NAME(fp8_abs_max)(row, hidden);
+        MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_inverse_scale)(scaling, r, amax),
+                               out + r * hidden, hidden);
+    }
+    my_ops_free_scratch(scratch, 2);
+    return MY_OPS_OK;
+}
+
+static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_fp8_body)(int act, const T *x,
+                                                                  int64_t x_stride, uint8_t *out,
+                                                                  my_ops_fp8_scaling scaling,
+                                                                  int64_t rows, int64_t d) {
+    void *scratch[1];
+    if (my_ops_alloc_scratch(scratch, 1, sizeof(ACC) * (size_t)d)) return MY_OPS_OUT_OF_MEMORY;
+    ACC *row = scratch[0];
+    for (int64_t r = 0; r < rows; ++r) {
+        const T *gate = x + r * x_stride;
+        const T *up = gate + d;
+        for (int64_t j = 0; j < d; ++j) row[j] = ACTIVATION(act, LOAD(gate[j])) * LOAD(up[j]);
+        const ACC amax = scaling.static_scale ? 0 : MY_OPS_NAME(fp8_abs_max)(row, d);
+        MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_inverse_scale)(scaling, r, amax), out + r * d,
+                               d);
+    }
+    my_ops_free_scratch(scratch, 1);
+    return MY_OPS_OK;
+}
+
+#define MY_OPS_ACT_AND_MUL_FP8_INSTANCE(name, ENUM, value)                                   \
+    MY_OPS_MULTIVERSION static int MY_OPS_NAME(name##_and_mul_fp8)(                          \
+        const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_scaling scaling, int64_t rows, \
+        int64_t d) {                                                                         \
+        return MY_OPS_NAME(act_and_mul_fp8_body)(value, x, x_stride, out, scaling, rows, d); \
+    }
+MY_OPS_ACTIVATIONS(MY_OPS_ACT_AND_MUL_FP8_INSTANCE)
+#undef MY_OPS_ACT_AND_MUL_FP8_INSTANCE
+
+#undef SUM_OF_SQUARES
+#undef ACTIVATION

@@ -1,0 +1,383 @@
+// fp8 output of RMSNorm, the fused add + RMSNorm and the gated units on CUDA
+// (../fp8.h). One block per row (the grid loops past 2^31 - 1 rows):
+//   - rows that are whole 16-byte vectors at 16-byte aligned pointers and
+//     strides: the row held in registers (nv vectors per thread, the layouts
+//     of rms_norm's forward, rows.cuh), so each input byte is read from
+//     device memory once; the output written as nv * (vector size) bytes per
+//     thread;
+//   - anything else: a generic kernel that reads the row two or three times
+//     (the later reads mostly hit L1/L2).
+// The per-token scale needs the row's amax: a second block reduction after
+// the sum of squares. The conversion: cvt.rn.satfinite.e4m3x2.f32 from sm_89
+// on, two values per instruction; before, the software rule of
+// ../fp8_convert.h, which the CPU kernels share.
+#include "../fp8.h"
+#include "rows.cuh"
+
+#include <algorithm>
+
+namespace my_ops {
+namespace {
+
+// Two values to two e4m3fn bytes, a in the low byte.
+__device__ __forceinline__ uint16_t to_e4m3x2(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    uint16_t r;
+    // the first source goes to the upper byte
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+    return r;
+#else
+    return uint16_t(my_ops_float_to_e4m3(a) | (uint16_t(my_ops_float_to_e4m3(b)) << 8));
+#endif
+}
+__device__ __forceinline__ uint8_t to_e4m3(float a) { return uint8_t(to_e4m3x2(a, 0.0f) & 0xff); }
+
+// Largest over the block; every thread gets it. NaN is ignored (fmax), as on the CPU.
+template <typename A> __device__ __forceinline__ A block_max(A v, A *scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warps = (blockDim.x + 31) >> 5;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    __syncthreads();  // scratch may still be read by the previous reduction
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < warps ? scratch[lane] : A(0);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+
+// 1 / scale of a row: the static scale, or the row's own from its amax
+// (thread 0 writes it to scales[row]).
+template <bool kDynamic, typename A>
+__device__ __forceinline__ A inverse_scale(const my_ops_fp8_scaling &s, int64_t row, A amax) {
+    if constexpr (!kDynamic) {
+        return A(1) / A(*s.static_scale);
+    } else {
+        float bound = float(amax);
+        if (s.scale_ub != nullptr) bound = fminf(bound, *s.scale_ub);
+        const float scale = fmaxf(bound / MY_OPS_FP8_MAX, MY_OPS_FP8_MIN_SCALE);
+        if (threadIdx.x == 0) s.scales[row] = scale;
+        return A(1) / A(scale);
+    }
+}
+
+// The P bytes of one vector of P values.
+template <int P> using Bytes = Vec<uint16_t, P / 2>;
+
+template <int P, typename A> __device__ __forceinline__ Bytes<P> quantize(const A (&y)[P], A inv) {
+    Bytes<P> b;
+#pragma unroll
+    for (int e = 0; e < P; e += 2) b.v[e / 2] = to_e4m3x2(float(y[e] * inv), float(y[e + 1] * inv));
+    return b;
+}
+
+// ------------------------------------------------------------- RMSNorm --
+template <typename T, int NV, int kMaxThreads, bool kAdd, bool kDynamic>
+__global__ void __launch_bounds__(kMaxThreads)
+rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restrict__ residual,
+                         int64_t res_stride, const T *__restrict__ weight,
+                         uint8_t *__restrict__ out, my_ops_fp8_scaling scaling, int64_t rows,
+                         int64_t hidden, acc_t<T> eps) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    constexpr int P = V::size;
+    __shared__ A scratch[32];
+    const int nvec = int(hidden / P);
+    const V *w = reinterpret_cast<const V *>(weight);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
+        V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
+        V held[NV];
+        A sum_sq = 0;
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) {
+                V v = x_row[i];
+                if constexpr (kAdd) {
+                    const V r = res_row[i];
+#pragma unroll
+                    for (int e = 0; e < P; ++e)
+                        v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
+                    res_row[i] = v;
+                }
+                held[k] = v;
+#pragma unroll
+                for (int e = 0; e < P; ++e) sum_sq += to_acc(v.v[e]) * to_acc(v.v[e]);
+            }
+        }
+        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+        // y is computed again for the output rather than held: 32 more registers per
+        // thread at 4 vectors cost occupancy (the same expression, so the same values)
+        A amax = 0;
+        if constexpr (kDynamic) {
+#pragma unroll
+            for (int k = 0; k < NV; ++k) {
+                const int i = threadIdx.x + k * blockDim.x;
+                if (i < nvec) {
+                    const V wv = w[i];
+#pragma unroll
+                    for (int e = 0; e < P; ++e)
+                        amax = fmax(amax, fabs(to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e])));
+                }
+            }
+            amax = block_max(amax, scratch);
+        }
+        const A inv = inverse_scale<kDynamic>(scaling, row, amax);
+        Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * hidden);
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) {
+                const V wv = w[i];
+                A y[P];
+#pragma unroll
+                for (int e = 0; e < P; ++e) y[e] = to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e]);
+                out_row[i] = quantize<P>(y, inv);
+            }
+        }
+    }
+}
+
+constexpr int kGenericThreads = 256;
+
+// Any layout: the row read again for the amax and the output (kAdd: each
+// thread reads back only the residual elements it wrote itself).
+template <typename T, bool kAdd, bool kDynamic>
+__global__ void __launch_bounds__(kGenericThreads)
+rms_norm_fp8_generic_kernel(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
+                            const T *__restrict__ weight, uint8_t *__restrict__ out,
+                            my_ops_fp8_scaling scaling, int64_t rows, int64_t hidden,
+                            acc_t<T> eps) {
+    using A = acc_t<T>;
+    __shared__ A scratch[32];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *x_row = x + row * x_stride;
+        T *res_row = kAdd ? residual + row * res_stride : nullptr;
+        A sum_sq = 0;
+        for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
+            T v = x_row[j];
+            if constexpr (kAdd) {
+                v = from_acc<T>(to_acc(v) + to_acc(res_row[j]));
+                res_row[j] = v;
+            }
+            sum_sq += to_acc(v) * to_acc(v);
+        }
+        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+        const T *src = kAdd ? res_row : x_row;
+        A amax = 0;
+        if constexpr (kDynamic) {
+            for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
+                amax = fmax(amax, fabs(to_acc(src[j]) * rstd * to_acc(weight[j])));
+            amax = block_max(amax, scratch);
+        }
+        const A inv = inverse_scale<kDynamic>(scaling, row, amax);
+        for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
+            out[row * hidden + j] = to_e4m3(float(to_acc(src[j]) * rstd * to_acc(weight[j]) * inv));
+    }
+}
+
+// Few rows: as many threads as the row allows (latency-bound calls), as
+// rms_norm's forward. Else the gated units take rms_norm's forward layouts
+// (up to 256 threads of up to 8 vectors); RMSNorm, which holds each vector
+// across two or three block-wide steps, two vectors per thread over up to
+// 1024 threads ([8192, 8192] bf16 measured 75% of copy with rms_norm's four
+// vectors of 256 threads; 4096-wide rows, two of 256, 95%).
+inline RowLayout act_layout(int64_t rows, int64_t nvec) {
+    if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
+    return row_layout(nvec, 1, 8, 1024, 4);
+}
+inline RowLayout norm_layout(int64_t rows, int64_t nvec) {
+    if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
+    return row_layout(nvec, 1, 2, 1024, 2);
+}
+using Fp8Layouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
+                           Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>>;
+
+template <typename T, bool kAdd, bool kDynamic>
+int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
+                      const T *weight, uint8_t *out, my_ops_fp8_scaling scaling, int64_t rows,
+                      int64_t hidden, double eps, cudaStream_t s) {
+    const acc_t<T> e = acc_t<T>(eps);
+    const int64_t nvec = hidden / Vec<T>::size;
+    const bool vec = vectorizable<T>(hidden, {{x, x_stride}, {weight, 0}}) &&
+                     (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
+    const RowLayout layout = norm_layout(rows, nvec);
+    if (vec && layout.nv > 0 &&
+        Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
+            rms_norm_fp8_held_kernel<T, decltype(nv)::value, decltype(max_threads)::value, kAdd,
+                                     kDynamic><<<rows_grid(rows), layout.threads, 0, s>>>(
+                x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
+        }))
+        return int(cudaGetLastError());
+    rms_norm_fp8_generic_kernel<T, kAdd, kDynamic><<<rows_grid(rows), kGenericThreads, 0, s>>>(
+        x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
+    return int(cudaGetLastError());
+}
+
+template <typename T>
+int rms_norm_fp8(const void *x, int64_t x_stride, void *residual, int64_t res_stride,
+                 const void *weight, uint8_t *out, my_ops_fp8_scaling scaling, int64_t rows,
+                 int64_t hidden, double eps, void *stream) {
+    if (rows == 0) return 0;
+    const T *xt = static_cast<const T *>(x), *wt = static_cast<const T *>(weight);
+    T *rt = static_cast<T *>(residual);
+    const cudaStream_t s = cudaStream_t(stream);
+    const bool dynamic = scaling.static_scale == nullptr;
+    if (rt != nullptr)
+        return dynamic ? rms_norm_fp8_rows<T, true, true>(xt, x_stride, rt, res_stride, wt, out,
+                                                         scaling, rows, hidden, eps, s)
+                       : rms_norm_fp8_rows<T, true, false>(xt, x_stride, rt, res_stride, wt, out,
+                                                          scaling, rows, hidden, eps, s);
+    return dynamic ? rms_norm_fp8_rows<T, false, true>(xt, x_stride, rt, res_stride, wt, out,
+                                                      scaling, rows, hidden, eps, s)
+                   : rms_norm_fp8_rows<T, false, false>(xt, x_stride, rt, res_stride, wt, out,
+                                                       scaling, rows, hidden, eps, s);
+}
+
+// ---------------------------------------------------------- gated units --
+template <int kAct> __device__ __forceinline__ float activation(float g) {
+    return my_ops_activation_float(kAct, g);
+}
+template <int kAct> __device__ __forceinline__ double activation(double g) {
+    return my_ops_activation_double(kAct, g);
+}
+
+template <typename T, int kAct, int NV, int kMaxThreads, bool kDynamic>
+__global__ void __launch_bounds__(kMaxThreads)
+act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *__restrict__ out,
+                            my_ops_fp8_scaling scaling, int64_t rows, int64_t d, int chunk) {
+    using A = acc_t<T>;
+    using V = Vec<T>;
+    constexpr int P = V::size;
+    __shared__ A scratch[32];
+    const int nvec = int(d / P);
+    // this block's vectors of each row: [first, first + chunk) (the whole row per token)
+    const int first = int(blockIdx.y) * chunk;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const V *gate = reinterpret_cast<const V *>(x + row * x_stride);
+        const V *up = gate + nvec;
+        V g[NV], u[NV];
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int j = threadIdx.x + k * blockDim.x, i = first + j;
+            if (j < chunk && i < nvec) {
+                g[k] = gate[i];
+                u[k] = up[i];
+            }
+        }
+        A y[NV][P];
+        A amax = 0;
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int j = threadIdx.x + k * blockDim.x, i = first + j;
+            if (j < chunk && i < nvec) {
+#pragma unroll
+                for (int e = 0; e < P; ++e) {
+                    y[k][e] = activation<kAct>(to_acc(g[k].v[e])) * to_acc(u[k].v[e]);
+                    if constexpr (kDynamic) amax = fmax(amax, fabs(y[k][e]));
+                }
+            }
+        }
+        if constexpr (kDynamic) amax = block_max(amax, scratch);
+        const A inv = inverse_scale<kDynamic>(scaling, row, amax);
+        Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * d);
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int j = threadIdx.x + k * blockDim.x, i = first + j;
+            if (j < chunk && i < nvec) out_row[i] = quantize<P>(y[k], inv);
+        }
+    }
+}
+
+template <typename T, int kAct, bool kDynamic>
+__global__ void __launch_bounds__(kGenericThreads)
+act_and_mul_fp8_generic_kernel(const T *__restrict__ x, int64_t x_stride,
+                               uint8_t *__restrict__ out, my_ops_fp8_scaling scaling,
+                               int64_t rows, int64_t d) {
+    using A = acc_t<T>;
+    __shared__ A scratch[32];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *gate = x + row * x_stride;
+        auto y = [&](int64_t j) { return activation<kAct>(to_acc(gate[j])) * to_acc(gate[d + j]); };
+        A amax = 0;
+        if constexpr (kDynamic) {
+            for (int64_t j = threadIdx.x; j < d; j += blockDim.x) amax = fmax(amax, fabs(y(j)));
+            amax = block_max(amax, scratch);
+        }
+        const A inv = inverse_scale<kDynamic>(scaling, row, amax);
+        for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
+            out[row * d + j] = to_e4m3(float(y(j) * inv));
+    }
+}
+
+template <typename T, int kAct, bool kDynamic>
+int act_and_mul_fp8_rows(const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_scaling scaling,
+                         int64_t rows, int64_t d, cudaStream_t s) {
+    const int64_t nvec = d / Vec<T>::size;
+    const bool vec = vectorizable<T>(d, {{x, x_stride}});
+    // A static scale needs no row-wide step: few rows (decode) spread each row
+    // over several blocks of at least 64 vectors, so more multiprocessors load.
+    int64_t chunks = 1;
+    if (!kDynamic && few_rows(rows)) {
+        chunks = std::min(ceil_div(2 * int64_t(sm_count()), rows), ceil_div(nvec, 64));
+        chunks = std::max<int64_t>(chunks, 1);
+    }
+    const int chunk = int(ceil_div(nvec, chunks));
+    const RowLayout layout = act_layout(rows, chunk);
+    if (vec && layout.nv > 0 &&
+        Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
+            act_and_mul_fp8_held_kernel<T, kAct, decltype(nv)::value,
+                                        decltype(max_threads)::value, kDynamic>
+                <<<dim3(rows_grid(rows), unsigned(ceil_div(nvec, chunk))), layout.threads, 0, s>>>(
+                    x, x_stride, out, scaling, rows, d, chunk);
+        }))
+        return int(cudaGetLastError());
+    act_and_mul_fp8_generic_kernel<T, kAct, kDynamic>
+        <<<rows_grid(rows), kGenericThreads, 0, s>>>(x, x_stride, out, scaling, rows, d);
+    return int(cudaGetLastError());
+}
+
+template <typename T>
+int act_and_mul_fp8(my_ops_activation act, const void *x, int64_t x_stride, uint8_t *out,
+                    my_ops_fp8_scaling scaling, int64_t rows, int64_t d, void *stream) {
+    if (rows == 0 || d == 0) return 0;
+    const T *xt = static_cast<const T *>(x);
+    const cudaStream_t s = cudaStream_t(stream);
+    const bool dynamic = scaling.static_scale == nullptr;
+    // a case per row of MY_OPS_ACTIVATIONS
+#define MY_OPS_ACTIVATION_CASE(name, ENUM, value)                                              \
+    case ENUM:                                                                                 \
+        return dynamic                                                                         \
+                   ? act_and_mul_fp8_rows<T, value, true>(xt, x_stride, out, scaling, rows, d, s) \
+                   : act_and_mul_fp8_rows<T, value, false>(xt, x_stride, out, scaling, rows, d, \
+                                                           s);
+    switch (act) { MY_OPS_ACTIVATIONS(MY_OPS_ACTIVATION_CASE) }
+#undef MY_OPS_ACTIVATION_CASE
+    return int(cudaErrorInvalidValue);
+}
+
+}  // namespace
+}  // namespace my_ops
+
+extern "C" {
+
+int my_ops_rms_norm_fp8_cuda(my_ops_dtype dtype, const void *x, int64_t x_stride, void *residual,
+                             int64_t residual_stride, const void *weight, uint8_t *out,
+                             my_ops_fp8_scaling scaling, int64_t rows, int64_t hidden, double eps,
+                             void *stream) {
+    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm_fp8, x, x_stride, residual, residual_stride,
+                         weight, out, scaling, rows, hidden, eps, stream);
+}
+
+int my_ops_act_and_mul_fp8_cuda(my_ops_dtype dtype, my_ops_activation act, const void *x,
+                                int64_t x_stride, uint8_t *out, my_ops_fp8_scaling scaling,
+                                int64_t rows, int64_t d, void *stream) {
+    MY_OPS_CUDA_DISPATCH(dtype, my_ops::act_and_mul_fp8, act, x, x_stride, out, scaling, rows, d,
+                         stream);
+}
+
+}  // extern "C"

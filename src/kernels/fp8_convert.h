@@ -1,0 +1,63 @@
+/*
+ * float32 -> fp8 e4m3fn (torch.float8_e4m3fn: 4 exponent bits, bias 7, 3
+ * mantissa bits, no infinity, NaN 0x7f/0xff, largest finite 448) in
+ * software, for the C11 CPU kernels and for GPUs without the conversion
+ * instruction (cuda/fp8.cu takes cvt.rn.satfinite.e4m3x2.f32 from sm_89 on,
+ * which follows the same rule):
+ *   - round to nearest, ties to even;
+ *   - saturate: magnitudes >= 448, infinities included, give +-448;
+ *   - NaN stays NaN (0x7f with its sign bit); -0 stays -0.
+ * torch's own .to(torch.float8_e4m3fn) rounds the same way but does not
+ * saturate (magnitudes from 464 on become NaN): the kernels clamp first, as
+ * vLLM's quantization does.
+ */
+#ifndef MY_OPS_KERNELS_FP8_CONVERT_H
+#define MY_OPS_KERNELS_FP8_CONVERT_H
+
+#include <stdint.h>
+#ifndef __CUDACC__
+#include <string.h>
+#endif
+
+#ifdef __CUDACC__
+#define MY_OPS_FP8_MATH static __host__ __device__ __forceinline__
+#else
+#define MY_OPS_FP8_MATH static inline
+#endif
+
+/* The largest finite e4m3fn value, and the smallest scale the per-token
+ * quantization gives (vLLM's floor: an all-zero row must not divide by 0). */
+#define MY_OPS_FP8_MAX 448.0f
+#define MY_OPS_FP8_MIN_SCALE (1.0f / (448.0f * 512.0f))
+
+MY_OPS_FP8_MATH uint32_t my_ops_fp8_bits_of(float v) {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(v);
+#else
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+#endif
+}
+
+MY_OPS_FP8_MATH uint8_t my_ops_float_to_e4m3(float v) {
+    const uint32_t bits = my_ops_fp8_bits_of(v);
+    const uint8_t sign = (uint8_t)((bits >> 24) & 0x80u);
+    const uint32_t magnitude = bits & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) return (uint8_t)(sign | 0x7fu); /* NaN */
+    if (magnitude >= 0x43e00000u) return (uint8_t)(sign | 0x7eu); /* >= 448, inf: saturate */
+    if (magnitude < 0x3c800000u) {
+        /* below 2^-6, the smallest normal: multiples of 2^-9 (subnormals; 8 * 2^-9 is
+           the smallest normal, whose code is 8 too). |v| * 2^9 < 8 is exact in float;
+           adding 2^23 rounds it to an integer, ties to even. */
+        const float scaled = (v < 0 ? -v : v) * 512.0f;
+        const float rounded = (scaled + 8388608.0f) - 8388608.0f;
+        return (uint8_t)(sign | (uint8_t)rounded);
+    }
+    /* normal: keep 3 of the 23 mantissa bits, rounding the 20 dropped ones to nearest
+       even (a carry into the exponent is the correct result); exponent bias 127 -> 7 */
+    const uint32_t rounded = magnitude + 0x7ffffu + ((magnitude >> 20) & 1u);
+    return (uint8_t)(sign | ((rounded >> 20) - (120u << 3)));
+}
+
+#endif /* MY_OPS_KERNELS_FP8_CONVERT_H */

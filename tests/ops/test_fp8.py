@@ -1,0 +1,219 @@
+"""The fp8 family against float64 references quantized by the same rule
+(my_ops.reference.<op>): the conversion itself against torch's, every op over
+shapes, dtypes and row layouts, per-token scales, the residual update, batch
+invariance, determinism and torch.compile."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import my_ops
+import specs
+from conftest import make_input
+from my_ops import reference
+from specs.fp8 import scale_for
+
+FP8 = torch.float8_e4m3fn
+SPECS = {s.name: s for s in specs.where(family="fp8")}
+NORM_OPS = ["rms_norm_fp8", "rms_norm_fp8_per_token", "fused_add_rms_norm_fp8", "fused_add_rms_norm_fp8_per_token"]
+SILU_OPS = ["silu_and_mul_fp8", "silu_and_mul_fp8_per_token"]
+# hidden: narrow, not a multiple of 8, one vector per thread, wide, past the held layouts
+SHAPES = [(3, 8), (5, 26), (4, 2000), (2, 3, 4096), (2, 8192), (300, 64), (2, 40000), (0, 16)]
+LAYOUTS = ["contiguous", "offset", "sliced", "sliced_odd", "transposed"]
+
+
+def ordinal(codes: torch.Tensor) -> torch.Tensor:
+    """fp8 codes as ordinals (adjacent values differ by 1; +0 and -0 are both 0)."""
+    bits = codes.view(torch.uint8).to(torch.int32)
+    magnitude = bits & 0x7F
+    return torch.where(bits >= 0x80, -magnitude, magnitude)
+
+
+def assert_fp8_matches(out: torch.Tensor, want: torch.Tensor, max_fraction=1e-3):
+    """Identical bytes but for at most one fp8 step on a counted, tiny fraction (float32
+    arithmetic moving a value across a rounding tie); NaN where and only where the reference has it."""
+    assert out.dtype == FP8 and out.shape == want.shape, (out.dtype, out.shape, want.shape)
+    got_nan, want_nan = out.float().isnan(), want.float().isnan()
+    assert torch.equal(got_nan, want_nan)
+    diff = (ordinal(out) - ordinal(want)).abs()[~want_nan]
+    assert diff.numel() == 0 or diff.max().item() <= 1, f"off by {diff.max().item()} fp8 steps"
+    off = (diff > 0).sum().item()
+    assert off <= max(1, max_fraction * diff.numel()), f"{off} of {diff.numel()} bytes one step off"
+
+
+def assert_scales(got: torch.Tensor, want: torch.Tensor):
+    """Scales equal to the float64 ones rounded to float32, up to float32 arithmetic (a few ulp)."""
+    assert got.dtype == torch.float32 and got.shape == want.shape
+    torch.testing.assert_close(got.double(), want, rtol=1e-6, atol=0)
+
+
+# ------------------------------------------------------------- conversion
+def _conversion_values() -> torch.Tensor:
+    every = torch.arange(256, dtype=torch.uint8).view(FP8).float()
+    finite = every[every.isfinite()].unique()
+    ties = (finite[1:] + finite[:-1]) / 2  # exactly representable in float32
+    near = torch.cat([ties.nextafter(torch.tensor(float("inf"))), ties.nextafter(torch.tensor(-float("inf")))])
+    randoms = torch.empty(20000).uniform_(-448, 448)
+    small = torch.empty(5000).uniform_(-0.02, 0.02)  # the subnormal range (below 2^-6)
+    return torch.cat([finite, ties, near, randoms, small, torch.tensor([0.0, -0.0])])
+
+
+def convert(values: torch.Tensor, device: str, aligned=True) -> torch.Tensor:
+    """fp8(v) through rms_norm_fp8: rows of ones have rstd 1 (eps 0), so y = weight exactly."""
+    n = values.numel()
+    x = torch.ones(1, n if aligned else n + 1, device=device)[:, : n]
+    if not aligned:
+        x = torch.ones(1, n + 1, device=device)[:, 1:]
+    return my_ops.rms_norm_fp8(x, values.to(device), torch.ones(1, device=device), 0.0)[0]
+
+
+@pytest.mark.parametrize("aligned", [True, False], ids=["held", "generic"])
+def test_conversion_is_torchs_in_range(device, aligned):
+    values = _conversion_values()
+    got = convert(values, device, aligned).cpu()
+    want = values.to(FP8)
+    assert torch.equal(got.view(torch.uint8), want.view(torch.uint8))
+
+
+def test_conversion_saturates_and_keeps_nan(device):
+    values = torch.tensor([448.0, 449.0, 463.9, 464.0, 480.0, 1e30, float("inf"), -464.0, -float("inf"),
+                           float("nan"), -0.0, 1e-30])
+    got = convert(values, device).cpu().view(torch.uint8).tolist()
+    assert got[:9] == [0x7E] * 7 + [0xFE] * 2  # +-448: torch's cast gives NaN from 464 on
+    assert got[9] & 0x7F == 0x7F  # NaN
+    assert got[10:] == [0x80, 0x00]
+
+
+# ---------------------------------------------------------------- the ops
+def _norm_args(name, x):
+    spec = SPECS[name]
+    return list(spec.resolve(x))
+
+
+def _check_op(name, args):
+    """Runs op `name` on args (residual cloned first) against its reference."""
+    spec = SPECS[name]
+    add = name.startswith("fused_add")
+    residual_before = args[1].clone() if add else None
+    ref_args = list(args)
+    if add:
+        ref_args[1] = residual_before
+    with torch.no_grad():
+        result = spec.api(*args)
+    want = spec.reference(*ref_args)
+    if add:  # (new residual, outputs...)
+        new_residual, want = want[0], (want[1:] if len(want) > 2 else want[1])
+    per_token = name.endswith("per_token")
+    outs = result if isinstance(result, tuple) else (result,)
+    wants = want if isinstance(want, tuple) else (want,)
+    assert_fp8_matches(outs[0], wants[0])
+    if per_token:
+        assert outs[1].shape == (*outs[0].shape[:-1], 1)
+        assert_scales(outs[1], wants[1])
+    if add:
+        assert torch.equal(args[1], new_residual.to(args[1].dtype))  # the sum, in the residual's dtype
+    assert outs[0].is_contiguous()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name", NORM_OPS)
+def test_norm_ops(name, shape, layout, dtype, device):
+    x = make_input(shape, dtype, device, layout)
+    args = _norm_args(name, x)
+    if name.startswith("fused_add"):
+        args[1] = make_input(shape, dtype, device, layout)
+    _check_op(name, args)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", [(3, 2), (5, 26), (4, 2000), (2, 3, 8192), (300, 64), (2, 80000), (0, 8)], ids=str)
+@pytest.mark.parametrize("name", SILU_OPS)
+def test_silu_ops(name, shape, layout, dtype, device):
+    x = make_input(shape, dtype, device, layout, low=-6, high=6)
+    _check_op(name, list(SPECS[name].resolve(x)))
+
+
+@pytest.mark.parametrize("name", ["rms_norm_fp8_per_token", "fused_add_rms_norm_fp8_per_token",
+                                  "silu_and_mul_fp8_per_token"])
+def test_per_token_scale_bound_and_floor(name, device):
+    x = make_input((6, 64), torch.float32, device)
+    x[0] = 0  # an all-zero row: the floor, no division by zero
+    args = list(SPECS[name].resolve(x))
+    if name.startswith("fused_add"):
+        args[1] = torch.zeros_like(x)
+    args[-1] = torch.tensor([0.01], device=device)  # below every other row's amax: caps them
+    _check_op(name, args)
+    args[1:2] = [torch.zeros_like(x)] if name.startswith("fused_add") else args[1:2]
+    _, scales = SPECS[name].api(*args)[:2]
+    assert scales[0].item() == pytest.approx(1 / (448 * 512))
+    assert torch.all(scales[1:] == torch.tensor(0.01 / 448, dtype=torch.float32))
+
+
+@pytest.mark.parametrize("name", NORM_OPS + SILU_OPS)
+def test_batch_invariant_and_deterministic(name, device):
+    """A row's bytes (and scale) do not depend on how many rows the call has (few rows take other
+    layouts on CUDA), and a call gives the same bytes twice."""
+    hidden = 8192 if name in SILU_OPS else 4096
+    x = make_input((600, hidden), torch.bfloat16, device)
+    args = list(SPECS[name].resolve(x))
+    add = name.startswith("fused_add")
+    residual = make_input((600, hidden), torch.bfloat16, device) if add else None
+
+    def run(rows):
+        a = list(args)
+        a[0] = x[:rows]
+        if add:
+            a[1] = residual[:rows].clone()
+        with torch.no_grad():
+            r = SPECS[name].api(*a)
+        return r if isinstance(r, tuple) else (r,)
+
+    full, again, few = run(600), run(600), run(3)
+    for f, g, s in zip(full, again, few):
+        assert torch.equal(f.view(torch.uint8) if f.dtype == FP8 else f, g.view(torch.uint8) if g.dtype == FP8 else g)
+        assert torch.equal((f[:3].view(torch.uint8) if f.dtype == FP8 else f[:3]),
+                           (s.view(torch.uint8) if s.dtype == FP8 else s))
+
+
+@pytest.mark.parametrize("name", NORM_OPS + SILU_OPS)
+def test_compiled_fullgraph_matches_eager(name, device):
+    x = make_input((8, 256), torch.bfloat16, device)
+    args = list(SPECS[name].resolve(x))
+    add = name.startswith("fused_add")
+    op = SPECS[name].api
+    eager_args, compiled_args = list(args), list(args)
+    if add:
+        eager_args[1], compiled_args[1] = args[1].clone(), args[1].clone()
+    with torch.no_grad():
+        want = op(*eager_args)
+        got = torch.compile(op, fullgraph=True, dynamic=False)(*compiled_args)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        assert torch.equal(g.view(torch.uint8) if g.dtype == FP8 else g, w.view(torch.uint8) if w.dtype == FP8 else w)
+    if add:
+        assert torch.equal(compiled_args[1], eager_args[1])
+
+
+@pytest.mark.parametrize("name", NORM_OPS + SILU_OPS)
+def test_requires_grad_is_refused_naming_the_op(name, device):
+    x = make_input((4, 16), torch.float32, device).requires_grad_()
+    args = list(SPECS[name].resolve(x))
+    for call in (SPECS[name].api, SPECS[name].op):
+        with pytest.raises(RuntimeError, match=rf"my_ops.{name}: argument 'x' requires grad"):
+            call(*args)
+    with torch.no_grad():
+        SPECS[name].api(*args)  # under no_grad it runs
+
+
+def test_static_scale_is_read_on_the_device(device):
+    """The scale is a tensor, read by the kernel: changing its value changes the output (no host copy
+    cached), as CUDA graphs need."""
+    x = make_input((4, 64), torch.float32, device)
+    w = torch.ones(64, device=device)
+    scale = scale_for(x, 0.05)
+    a = my_ops.rms_norm_fp8(x, w, scale, 1e-6)
+    scale.fill_(0.1)
+    b = my_ops.rms_norm_fp8(x, w, scale, 1e-6)
+    assert_fp8_matches(b, reference.rms_norm_fp8(x, w, scale, 1e-6))
+    assert not torch.equal(a.view(torch.uint8), b.view(torch.uint8))
