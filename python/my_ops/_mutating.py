@@ -42,7 +42,7 @@ def _mutating_op(name: str) -> None:
                         "torch.no_grad() or pass tensors that do not require grad (e.g. "
                         f"{argument.name}.detach())")
 
-    if _compat.OWN_AUTOGRAD_KERNEL:
+    if _compat.CAN_REDISPATCH:
         def inplace_kernel(keyset, *args):
             refuse(args)
             result = _compat.redispatch_below_ad_inplace_or_view(op, keyset, args)

@@ -61,6 +61,7 @@ _allow_single_level = _private(_functorch, "set_single_level_autograd_function_a
 _keys = getattr(torch._C, "DispatchKey", None)
 # (what follows ADInplaceOrView: the keys after Autograd but that one)
 _after_inplace = None if _after_autograd is None else _after_autograd.remove(_keys.ADInplaceOrView)
+CAN_REDISPATCH = _below_autograd is not None and _after_autograd is not None
 OWN_AUTOGRAD_KERNEL = all(name is not None for name in (
     _below_autograd, _after_autograd, _c_apply, _single_level_allowed, _allow_single_level))
 

@@ -60,15 +60,20 @@ SUBSET = [
 
 # Without the op's own Autograd kernel, the ops take torch's register_autograd,
 # on every road: torch.func over them fails in torch's own check
-# (pytorch#168393), and a dual tensor that does not require grad is not refused.
-_AS_REGISTER_AUTOGRAD = "not torch_func and not forward_mode and not test_func_vjp_outside"
+# (pytorch#168393), a dual tensor that does not require grad is not refused,
+# and an inference tensor that requires grad cannot be saved for backward
+# (refused by name).
+_AS_REGISTER_AUTOGRAD = "not torch_func and not forward_mode and not test_func_vjp_outside and not inference"
+# Without the redispatch, the mutating ops' checks and version bumps are the
+# Python API's alone: a call through torch.ops makes neither.
+_NO_REDISPATCH = _AS_REGISTER_AUTOGRAD + " and not torch_ops and not requires"
 _REGISTER_AUTOGRAD = "not compat.OWN_AUTOGRAD_KERNEL and runtime._lib is not None"
 
 # name: (statement that deletes it from torch, or None to hide it through
 # MY_OPS_COMPAT_HIDE; what must hold in my_ops once it is missing; -k filter)
 CASES = {
-    "_AutoDispatchBelowAutograd": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # torch uses it
-    "_after_autograd_keyset": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # torch's register_autograd uses it
+    "_AutoDispatchBelowAutograd": (None, _REGISTER_AUTOGRAD, _NO_REDISPATCH),  # torch uses it
+    "_after_autograd_keyset": (None, _REGISTER_AUTOGRAD, _NO_REDISPATCH),  # torch's register_autograd uses it
     "_FunctionBase": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # its apply is under Function.apply
     "_functorch": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # torch.func's C module
     "get_single_level_autograd_function_allowed": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),
