@@ -1,5 +1,5 @@
-"""Where the host time of one small eager call goes: each piece of
-my_ops._runtime._call timed on its own ([1, 4096] tensors, median of runs of
+"""Where the host time of one small eager call goes: each piece of the
+op's road (its Autograd kernel, my_ops._runtime) timed on its own ([1, 4096] tensors, median of runs of
 20000 calls; no synchronisation: host time only).
 
   python benchmarks/tuning/host_path.py [--device cuda|cpu]
@@ -15,10 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import my_ops
-from my_ops import (
-    _runtime as runtime,
-    _torch_compat as compat,  # the private torch names the runtime uses
-)
+from my_ops import _torch_compat as compat  # the private torch names the runtime uses
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/
 from bench_host import interleaved_us, per_call_us as _timed  # noqa: E402
@@ -33,12 +30,12 @@ class _Detach(torch.autograd.Function):
     in the form the runtime's eager Functions take (forward with ctx)."""
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, keyset=None):  # (the ops' Functions take the call's keyset last)
         return x.detach()
 
     @staticmethod
     def backward(ctx, grad):
-        return grad
+        return grad, None
 
 
 def main() -> None:
@@ -49,29 +46,13 @@ def main() -> None:
     x = torch.randn(1, 4096, device=device, dtype=dtype)
     w = torch.rand(4096, device=device, dtype=dtype) + 0.5
     op = torch.ops.my_ops.rms_norm.default
-    below = compat.below_autograd
-
-    def guarded():
-        with below():
-            return op(x, w, 1e-6)
-
-    def guard_only():
-        with below():
-            pass
 
     pieces = {
         "torch.compiler.is_compiling()": torch.compiler.is_compiling,
         "torch.compiler.is_dynamo_compiling()": torch.compiler.is_dynamo_compiling,
         "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled,
         "torch.is_grad_enabled()": torch.is_grad_enabled,
-        "compat.has_tangent((x, w))": lambda: compat.has_tangent((x, w)),
-        "compat.dispatch_modes_active()": compat.dispatch_modes_active,
-        "compat.transforms_active()": compat.transforms_active,
-        "type(x) in (Tensor, Parameter)": lambda: type(x) in runtime._PLAIN,
-        "with _AutoDispatchBelowAutograd(): pass": guard_only,
-        "_refuse_forward_ad(op, (x, w))": lambda: runtime._refuse_forward_ad(op, (x, w)),
-        "op(x, w, eps) below autograd (the guard)": guarded,
-        "op(x, w, eps) below autograd (the key switch)": lambda: compat.call_below_autograd(op, (x, w, 1e-6)),
+        "compat.forward_ad_active((x, w))": lambda: compat.forward_ad_active((x, w)),
         "op(x, w, eps) through its Autograd kernel": lambda: op(x, w, 1e-6),
         "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(x, w, 1e-6),
         "F.rms_norm(x, (4096,), w, eps)": lambda: F.rms_norm(x, (4096,), w, 1e-6),
@@ -91,15 +72,11 @@ def main() -> None:
             print(f"{per_call_us(fn, torch.device(device)):8.2f}  {name}")
     # grad mode, x requires grad: the forward call and its graph node (no backward)
     xg = x.clone().requires_grad_()
-    record = runtime._RECORD[op]
-    below = compat.call_below_autograd
-    detach_record = compat.record_apply(_Detach)  # recorded as the runtime records its Functions
+    detach_record = compat.record(_Detach)  # recorded as the ops' Autograd kernels record
     grad_pieces = {
         "F.rms_norm(x, (4096,), w, eps)": lambda: F.rms_norm(xg, (4096,), w, 1e-6),
         "my_ops.rms_norm(x, w, eps)": lambda: my_ops.rms_norm(xg, w, 1e-6),
-        "rms_norm's autograd.Function, recorded": lambda: record(xg, w, 1e-6),
         "an autograd.Function that only detaches": lambda: detach_record(xg),
-        "the op below autograd (its call in the Function)": lambda: below(op, (xg, w, 1e-6)),
         "op(x, w, eps) through its Autograd kernel": lambda: op(xg, w, 1e-6),
     }
     # in turns (bench_host.interleaved_us), so the ratios hold on a drifting host

@@ -20,5 +20,7 @@ if __name__ == "__main__":
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     print(f"torch {torch.__version__}, my_ops {my_ops.__version__} ({my_ops.build_info.commit[:7]}) on {device}")
     rows = bench_host.run(device, quick=False)
+    baseline = {(r.family, r.mode): r.time_us for r in rows if r.provider == bench_host.BASELINES[(r.family, r.mode)]}
     for row in rows:
-        print(f"{row.family:20s} {row.mode:22s} {row.provider:12s} {row.time_us:7.2f} us")
+        ratio = row.time_us / baseline[(row.family, row.mode)]
+        print(f"{row.family:20s} {row.mode:22s} {row.provider:12s} {row.time_us:7.2f} us  {ratio:5.2f}x")

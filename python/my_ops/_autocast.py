@@ -3,14 +3,11 @@ does (PyTorch's "lower_precision_fp" autocast ops): inside an autocast region,
 their floating-point tensor arguments on the region's device (float64 aside)
 are cast to the region's dtype (torch.get_autocast_dtype) before the op runs.
 
-Two places cast, both with public torch API:
-- an Autocast kernel per device (AutocastCPU, AutocastCUDA), for calls
-  through torch.ops: the dispatcher runs it above autograd, so autograd
-  records the casts and the gradients reach the uncast tensors in their dtype;
-- the Python API, before its own autograd road: _runtime._call records the
-  op's autograd.Function from outside the dispatcher, and a cast made below
-  it (in the Autocast kernel) would not be recorded, so backward would meet
-  the uncast inputs. The Autocast kernel then finds nothing left to cast.
+An Autocast kernel per device (AutocastCPU, AutocastCUDA), which every call
+passes (the Python API calls the op through the dispatcher): it runs above
+autograd, so autograd records the casts and the gradients reach the uncast
+tensors in their dtype. (torch.library.register_autocast casts to one dtype
+fixed when it is registered, not to the region's dtype as torch.matmul does.)
 """
 
 from __future__ import annotations
@@ -25,15 +22,6 @@ def _cast(device_type: str, args) -> tuple:
     dtype = torch.get_autocast_dtype(device_type)
     return tuple(a.to(dtype) if isinstance(a, Tensor) and a.device.type == device_type and a.is_floating_point()
                  and a.dtype != torch.float64 else a for a in args)
-
-
-def cast_for_autocast(args: tuple) -> tuple:
-    """args, cast as an autocast region on their device would cast them (the
-    Python API's cast); args themselves outside one."""
-    for device_type, _ in _DEVICES:
-        if torch.is_autocast_enabled(device_type):
-            args = _cast(device_type, args)
-    return args
 
 
 def register_lower_precision(lib: torch.library.Library, name: str) -> None:

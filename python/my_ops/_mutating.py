@@ -1,8 +1,8 @@
 """Autograd handling of the mutating ops, which write their arguments in place
-and have no derivative (the other ops' roads are in _runtime.py):
-_mutating_op registers an op's ADInplaceOrView and math-bits kernels; its
-Python API calls it with call_mutating, which checks inference tensors
-(_refuse_inference_writes) and calls the op through _MUTATE.
+and have no derivative (the other ops' are in _runtime.py): _mutating_op
+registers an op's Autograd and math-bits kernels; its Python API calls it
+with call_mutating, which also refuses writes to inference tensors
+(_refuse_inference_writes: the one check no kernel of ours can make).
 """
 
 from __future__ import annotations
@@ -12,19 +12,8 @@ from torch import Tensor
 
 from . import _torch_compat as _compat
 from ._arguments import reraise_explained
-from ._runtime import (
-    _AUTOGRAD_KERNEL,
-    _after_autograd,
-    _BelowAutograd,
-    _inference_mode,
-    _is_compiling,
-    _lib,
-    _ops,
-    _refuse_forward_ad,
-)
+from ._runtime import _inference_mode_off, _lib, _ops, _refuse_forward_ad
 
-# Without it, the mutating ops' checks run in their Python API, not in a kernel.
-_after_inplace = _compat.after_ad_inplace_or_view_keyset
 _MUTATE: dict = {}  # mutating op -> how its Python API calls it (_mutating_op)
 
 
@@ -34,17 +23,16 @@ def _mutating_op(name: str) -> None:
     so refuse it (naming the argument); bump the version counter of every
     written tensor, as PyTorch's own in-place ops do, so autograd notices when
     a tensor it saved was overwritten. One kernel at the ADInplaceOrView key,
-    which every call on ordinary tensors passes (the stable ABI has no C++
-    Autograd kernels, so this lives here); PyTorch's autograd fallback in
-    front of it only passes the call on. (Without the private keyset that
-    kernel redispatches with, the kernel sits at the Autograd key; without
-    that key's private names too, the Python API makes the checks and bumps.)"""
+    which every call on ordinary tensors passes, inference_mode's included
+    (the stable ABI has no C++ kernel there, so this lives here); PyTorch's
+    autograd fallback in front of it only passes the call on. Where
+    _torch_compat lacks a private name, the Python API checks and bumps."""
     op = getattr(_ops, name).default
     arguments = _compat.schema(op).arguments
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
 
     def refuse(args) -> None:
-        _refuse_forward_ad(op, [a for a in args if isinstance(a, Tensor)])
+        _refuse_forward_ad(op, args)
         if torch.is_grad_enabled():
             for argument, value in zip(arguments, args):
                 if isinstance(value, Tensor) and value.requires_grad:
@@ -55,41 +43,21 @@ def _mutating_op(name: str) -> None:
                         "torch.no_grad() or pass tensors that do not require grad (e.g. "
                         f"{argument.name}.detach())")
 
-    if _after_inplace is not None:
+    if _compat.CAN_REDISPATCH:
         def inplace_kernel(keyset, *args):
             refuse(args)
-            result = op.redispatch(keyset & _after_inplace, *args)
+            result = _compat.redispatch_below_ad_inplace_or_view(op, keyset, args)
             torch.autograd.graph.increment_version([args[i] for i in written])
             return result
 
         _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
         _MUTATE[op] = op
-    elif _AUTOGRAD_KERNEL:
-        # the same kernel one key up, at Autograd (which inference_mode skips
-        # too), redispatching past it with the keyset _runtime's kernels use
-        def autograd_kernel(keyset, *args):
-            refuse(args)
-            with _BelowAutograd():
-                result = op.redispatch(keyset & _after_autograd, *args)
-            torch.autograd.graph.increment_version([args[i] for i in written])
-            return result
-
-        _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
-
-        def bumping_call(*args):
-            # inference_mode skips the Autograd key, but normal tensors written
-            # there still bump their counters (ADInplaceOrView does, for torch's ops)
-            result = op(*args)
-            if not _is_compiling() and _inference_mode():  # (dynamo folds the first)
-                torch.autograd.graph.increment_version([args[i] for i in written if not args[i].is_inference()])
-            return result
-
-        _MUTATE[op] = bumping_call
     else:
         def checked_call(*args):
-            # where the kernel would run: not under inference_mode (which
-            # skips ADInplaceOrView), nor while dynamo traces (it cannot)
-            if _is_compiling() or _inference_mode():
+            # missing a private name: the Python API checks where the kernel
+            # would run (not under inference_mode, which skips it; not while
+            # dynamo traces, which it cannot)
+            if not _inference_mode_off():
                 return op(*args)
             refuse(args)
             result = op(*args)
@@ -123,9 +91,7 @@ def _refuse_inference_writes(name: str, **written: Tensor) -> None:
     torch.inference_mode(); so do the mutating ops. (Inference tensors carry
     no autograd keys, so no kernel of ours sees them but the CPU/CUDA one,
     which the stable ABI gives no way to ask: the Python API checks.)"""
-    # dynamo folds is_compiling() first and cannot trace the rest (compiled
-    # code does not run under inference_mode with inference tensors anyway)
-    if not _is_compiling() and not _inference_mode():
+    if _inference_mode_off():
         for argument, tensor in written.items():
             if tensor.is_inference():
                 raise RuntimeError(

@@ -1,12 +1,38 @@
-"""The one place where my_ops uses private PyTorch API.
+"""The one place where my_ops uses private PyTorch API: five names.
 
-The Python runtime (_runtime.py, _mutating.py, _rules.py) takes shorter or
-more exact roads through a few private torch names (torch._C._*, underscore
-attributes). Each is looked up here, once, at import; where a torch release
-lacks one, what this module exports falls back to public behaviour that gives
-the same results, slower where it must. Nothing else in the package may use a private
-torch name: tests/packaging/test_torch_compat.py checks that, and runs the ops with each
-name missing.
+Each is looked up here, once, at import; where a torch release lacks one,
+what this module exports falls back to public behaviour. Each is kept
+because it pays for itself in host time (docs/performance.md, "Host time":
+measured with and without it, MY_OPS_COMPAT_HIDE=<name>) or because the
+public API cannot do the job at all:
+
+1. torch._C._AutoDispatchBelowAutograd and
+2. torch._C._after_autograd_keyset (with torch._C.DispatchKey, which names
+   the keys of a keyset): the redispatch past the Autograd key
+   that every Autograd kernel makes (torch's register_autograd makes it with
+   these same two names), and past ADInplaceOrView for the mutating ops
+   (that keyset less the one key); whether a call's keyset holds torch.func's
+   key. Missing either: the ops take
+   torch.library.register_autograd, and the mutating ops' Python API checks.
+3. torch._C._FunctionBase.apply: the C apply under autograd.Function.apply,
+   which records the op's graph node from its Autograd kernel, at the
+   current torch.func level, without Function.apply's Python preamble (which
+   would hand the call to torch.func from outside the dispatcher). Missing:
+   register_autograd.
+4. torch._C._functorch.{get,set}_single_level_autograd_function_allowed:
+   lets that C apply record under torch.func transforms, as torch.func
+   records its own nodes (pytorch#184974 does the same for register_autograd
+   after torch 2.11). Missing: register_autograd.
+5. torch.autograd.forward_ad._current_level: whether a dual level is open
+   (dual_level, torch.func.jvp, jacfwd), where the ops refuse to run (they
+   have no forward-mode formula). Missing: the public unpack_dual test of
+   every tensor argument (a dual tensor refused; under torch.func.jvp over
+   torch.func.grad the tangent would be dropped unseen).
+
+Not used: torch._check (the fake kernels test symbolic sizes with plain
+Python tests, which guard them) and every other private name.
+tests/packaging/test_torch_compat.py checks that no other module uses a
+private name and runs the ops with each name missing.
 """
 
 from __future__ import annotations
@@ -23,134 +49,94 @@ _HIDDEN = frozenset(os.environ.get("MY_OPS_COMPAT_HIDE", "").split(","))
 
 
 def _private(owner, name: str):
-    return None if name in _HIDDEN else getattr(owner, name, None)
+    return None if name in _HIDDEN or owner is None else getattr(owner, name, None)
 
 
-# Context manager: calls inside it skip the Autograd keys; the keyset of the
-# dispatch keys after Autograd (redispatch past it). _runtime.py writes its own
-# Autograd kernel only with these two and knows_transforms; without one, it
-# registers its formulas through torch.library.register_autograd.
-below_autograd = _private(torch._C, "_AutoDispatchBelowAutograd")
-after_autograd_keyset = _private(torch._C, "_after_autograd_keyset")
-# Keyset after ADInplaceOrView; missing: the Python API wrappers of the
-# mutating ops check and bump version counters instead of a kernel there.
-after_ad_inplace_or_view_keyset = _private(torch._C, "_after_ADInplaceOrView_keyset")
+_below_autograd = _private(torch._C, "_AutoDispatchBelowAutograd")
+_after_autograd = _private(torch._C, "_after_autograd_keyset")
+_c_apply = _private(_private(torch._C, "_FunctionBase"), "apply")
+_functorch = _private(torch._C, "_functorch")
+_single_level_allowed = _private(_functorch, "get_single_level_autograd_function_allowed")
+_allow_single_level = _private(_functorch, "set_single_level_autograd_function_allowed")
+_keys = getattr(torch._C, "DispatchKey", None)
+# (what follows ADInplaceOrView: the keys after Autograd but that one)
+_after_inplace = None if _after_autograd is None else _after_autograd.remove(_keys.ADInplaceOrView)
+CAN_REDISPATCH = _below_autograd is not None and _after_autograd is not None
+OWN_AUTOGRAD_KERNEL = all(name is not None for name in (
+    _below_autograd, _after_autograd, _c_apply, _single_level_allowed, _allow_single_level))
 
-# call_below_autograd(op, args): op(*args) past the Autograd keys of CPU,
-# CUDA and meta tensors, by switching that key off in the thread's dispatch
-# state and back: a third of the guard's host time
-# (benchmarks/tuning/host_path.py). A subset of what the guard excludes: a
-# tensor with another autograd key (sparse, nested) still reaches the op's
-# Autograd kernel, which passes it on. Dynamo cannot trace the switch (nor
-# the guard): the Python API calls neither while it compiles.
-if below_autograd is not None:
-    def call_below_autograd_traced(op, args):
-        with below_autograd():
-            return op(*args)
-else:
-    # missing: _runtime.py registers its formulas through register_autograd, whose
-    # Autograd kernel passes calls that record nothing on
-    def call_below_autograd_traced(op, args):
-        return op(*args)
 
-_set_excluded = _private(torch._C, "_dispatch_tls_set_dispatch_key_excluded")
-_is_excluded = _private(torch._C, "_dispatch_tls_is_dispatch_key_excluded")
-_AUTOGRAD_KEY = getattr(getattr(torch._C, "DispatchKey", None), "AutogradFunctionality", None)
-# An op overload's _op: the C++ operator call that OpOverload.__call__ makes,
-# without that Python frame (a tenth of a small op's host time).
-_has_op_call = "_op" not in _HIDDEN and hasattr(torch.ops.aten.detach.default, "_op")
-if _set_excluded is not None and _is_excluded is not None and _AUTOGRAD_KEY is not None and _has_op_call:
-    def call_below_autograd(op, args):
-        if _is_excluded(_AUTOGRAD_KEY):  # already below autograd (nested calls)
-            return op._op(*args)
-        try:  # (set inside: an interrupt between the two calls must not leave it set)
-            _set_excluded(_AUTOGRAD_KEY, True)
-            return op._op(*args)
+def under_transforms(keyset) -> bool:
+    """Whether an Autograd kernel's call (with `keyset`) runs under a torch.func transform."""
+    return keyset.has(_keys.FuncTorchDynamicLayerBackMode)
+
+
+def redispatch_below_ad_inplace_or_view(op, keyset, args):
+    """op(*args) from its ADInplaceOrView kernel (called with `keyset`), past that key."""
+    with _below_autograd():
+        return op.redispatch(keyset & _after_inplace, *args)
+
+
+def redispatch_below_autograd(op, keyset, args):
+    """op(*args) from its Autograd kernel (called with `keyset`), past the Autograd keys."""
+    with _below_autograd():
+        return op.redispatch(keyset & _after_autograd, *args)
+
+
+def record(function: type[torch.autograd.Function]):
+    """A function that applies `function` (an autograd.Function whose forward
+    takes ctx) from an Autograd kernel, as a C++ autograd kernel records its
+    node: at the current level, torch.func's transforms included. None
+    where a private name it needs is missing."""
+    if not OWN_AUTOGRAD_KERNEL:
+        return None
+    apply = super(torch.autograd.Function, function).apply  # the C apply
+
+    def record_node(*args):
+        if _single_level_allowed():
+            return apply(*args)
+        try:
+            _allow_single_level(True)
+            return apply(*args)
         finally:
-            _set_excluded(_AUTOGRAD_KEY, False)
-else:
-    # missing any of them: the guard, or without that the op's Autograd kernel
-    call_below_autograd = call_below_autograd_traced
+            _allow_single_level(False)
 
-_transforms_active = _private(torch._C, "_are_functorch_transforms_active")
-knows_transforms = _transforms_active is not None
-# missing: assume a torch.func transform may be active, so calls apply the
-# op's autograd.Function (Function.apply), which is right with or without one
-transforms_active = _transforms_active or (lambda: True)
+    return record_node
 
-# missing: the same test, in Python
-any_requires_grad = _private(torch._C, "_any_requires_grad") or (
-    lambda *tensors: any(t.requires_grad for t in tensors))
-
-# missing: assume a dispatch mode may be active, so calls take the op's full path
-dispatch_modes_active = _private(torch._C, "_len_torch_dispatch_stack") or (lambda: 1)
 
 if _private(_forward_ad, "_current_level") is not None:
-    def has_tangent(tensors) -> bool:
-        """Whether any of the tensors carries a forward-mode AD tangent."""
-        if _forward_ad._current_level >= 0:  # a dual_level is open
-            for t in tensors:
-                if _forward_ad.unpack_dual(t).tangent is not None:
-                    return True
-        return False
+    def forward_ad_active(tensors) -> bool:
+        """Whether a forward-mode AD level is open (dual_level, torch.func.jvp)."""
+        return _forward_ad._current_level >= 0
 else:
-    def has_tangent(tensors) -> bool:
-        """Whether any of the tensors carries a forward-mode AD tangent."""
-        # dual_level does not nest, so its level is 0; with an explicit level
-        # unpack_dual reads no module state, and finds no tangent with no level open
+    def forward_ad_active(tensors) -> bool:
+        """Missing: whether one of the tensors is dual (dual_level does not nest: level 0)."""
         for t in tensors:
             try:
-                if _forward_ad.unpack_dual(t, level=0).tangent is not None:
+                if isinstance(t, torch.Tensor) and _forward_ad.unpack_dual(t, level=0).tangent is not None:
                     return True
             except RuntimeError:
-                # a vmap-batched tensor (no batching rule): under torch.func the
-                # ops apply their autograd.Function, whose jvp refuses forward AD
-                pass
+                pass  # a tensor of torch.func's vmap
         return False
-
-
-_FunctionBase = _private(torch._C, "_FunctionBase")
-
-
-def record_apply(function: type[torch.autograd.Function]):
-    """function's apply for calls with no torch.func transform active: the C
-    apply under torch.autograd.Function.apply, which skips its Python preamble
-    (argument binding, the hand-over to torch.func)."""
-    if _private(_FunctionBase, "apply") is not None:
-        return super(torch.autograd.Function, function).apply
-    # missing: Function.apply itself, the same record with that preamble
-    return function.apply
 
 
 def schema(op):
     """The torch.ops op overload's schema (a FunctionSchema: .arguments, each
-    with .name, .type, .default_value, .alias_info)."""
-    found = None if "_schema" in _HIDDEN else getattr(op, "_schema", None)
-    if found is None:
-        # missing: torch.fx's public lookup, which torch keeps in step with its op overloads
-        from torch.fx.operator_schemas import get_signature_for_torch_op
+    with .name, .type, .default_value, .alias_info), by torch.fx's public lookup."""
+    from torch.fx.operator_schemas import get_signature_for_torch_op
 
-        found = get_signature_for_torch_op(op, return_schemas=True)[1][0]
-    return found
+    return get_signature_for_torch_op(op, return_schemas=True)[1][0]
 
 
-if _private(torch.UntypedStorage, "_cdata") is not None:
-    def same_storage(a, b) -> bool:
-        """Whether tensors a and b view the same storage."""
-        return a.untyped_storage()._cdata == b.untyped_storage()._cdata
-else:
-    def same_storage(a, b) -> bool:
-        """Whether tensors a and b view the same storage."""
-        # missing: torch keeps one Python object per live storage, so identity says it
-        return a.untyped_storage() is b.untyped_storage()
+def same_storage(a, b) -> bool:
+    """Whether tensors a and b view the same storage (torch keeps one Python
+    object per live storage, so identity says it)."""
+    return a.untyped_storage() is b.untyped_storage()
 
 
-def _check(cond, message=None) -> None:
-    # a plain test: the same errors, but a symbolic size is specialised
-    # (guarded) where torch._check would assert it at run time
+def check(cond, message=None) -> None:
+    """torch._check's contract with public means: a symbolic size is guarded
+    (specialised to the relation the traced call has) rather than asserted at
+    run time."""
     if not cond:
         raise RuntimeError(message() if message is not None else "Expected cond to be True")
-
-
-# torch._check(cond, message): documented, yet underscored
-check = _private(torch, "_check") or _check

@@ -45,7 +45,7 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
     arguments = _torch_compat.schema(op).arguments
     written = tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write)
     mutating = bool(written)
-    checked = name in _rules.RULES  # (the Triton ops check their arguments in their own body)
+    checked = name in _rules.op_names()  # (the Triton ops check their arguments in their own body)
     tensors = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
 
     def sample(args, in_dims, i):
@@ -91,6 +91,8 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
         for i in rows:
             a, d = args[i], in_dims[i]
             if isinstance(a, Tensor):
+                if d is None and a.is_inference() and a.requires_grad:
+                    a = a.clone()  # (a view of an inference tensor records no autograd edge)
                 folded[i] = a.movedim(d, 0) if d is not None else a.expand(info.batch_size, *a.shape)
         result = op(*folded)
         if mutating and result is None:

@@ -26,7 +26,7 @@ import triton
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
-from . import _formulas, _rules, _runtime, _torch_compat as compat
+from . import _formulas, _rules, _runtime
 from ._rms_norm_triton_kernels import MAX_HIDDEN, _backward_kernel, _forward_kernel, _layout
 from ._vmap import register_batching
 from .families.rms_norm import _eps, _rms_norm_backward_math, _rms_norm_setup
@@ -185,8 +185,10 @@ _BACKWARD = _function(torch.ops.my_ops.triton_rms_norm_backward.default, _setup_
 
 
 def _apply(function, op, *args):
-    """op(*args), through `function` under torch.func transforms (grad, vjp, jacrev, hessian)."""
-    if not torch.compiler.is_compiling() and compat.transforms_active():
+    """op(*args), through `function` eagerly: torch.func's transforms (grad, vjp,
+    jacrev, hessian) need its setup_context, which the Autograd kernel that
+    triton_op registers lacks (pytorch#168393); compiled code calls the op."""
+    if not torch.compiler.is_compiling():
         return function.apply(*args)
     return op(*args)
 

@@ -1,8 +1,9 @@
-"""The Python API's call path (my_ops._runtime._call): a call that autograd has nothing
-to record for skips the op's Autograd kernel; a call with gradients records
-the op's autograd.Function; torch.func transforms run that Function level by
-level; forward-mode AD is refused, also past the Python API; every other call
-(fake tensors, torch.compile) takes the full path and behaves as the op does.
+"""The call path of every op (the Python API calls torch.ops.my_ops.<op>): a
+call that autograd has nothing to record for passes the op's Autograd kernel
+to the kernel; a call with gradients records the op's graph node; torch.func
+transforms record it level by level; forward-mode AD is refused; fake
+tensors and torch.compile take the same path. (test_roads.py compares every
+road's results and errors.)
 
 Every op with the trait in its spec (tests/ops/specs/): `func` for the
 Python-API tests, every op for the calls through torch.ops, `row_wise` for
@@ -150,17 +151,17 @@ def test_jit_trace_replays():
     assert_matches(grad, want, torch.float64, scale=10)
 
 
-def test_torch_func_through_torch_ops_refused():
-    """Past the Python API, torch.func cannot run the op's Function level by
-    level; a differentiating transform is refused rather than answered wrongly."""
-    x = torch.randn(3, 8, dtype=torch.float64)
-    weight = torch.rand(8, dtype=torch.float64) + 0.5
-    with pytest.raises(RuntimeError,
-                       match=r"torch.ops.my_ops.rms_norm: .* call my_ops.rms_norm, outside torch.compile"):
-        torch.func.grad(lambda v: torch.ops.my_ops.rms_norm(v, weight, 1e-6).sum())(x)
-    with torch.no_grad():  # nothing to differentiate: vmap alone is fine
-        out = torch.vmap(lambda v: torch.ops.my_ops.rms_norm(v, weight, 1e-6))(x)
-    assert_matches(out, reference.rms_norm(x, weight, 1e-6), torch.float64)
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+def test_torch_func_through_torch_ops(spec):
+    """torch.func over a call through torch.ops: the same road as the Python
+    API (the op's Autograd kernel records its node at each torch.func level),
+    to second order."""
+    x = make_input((3, 8), torch.float64, "cpu")
+    args = spec.args_for(x)
+    got = _first_and_second_order(lambda v: spec.op(*spec.resolve(v, args)), x)
+    want = _first_and_second_order(lambda v: spec.ref(v, args), x)
+    for g, w in zip(got, want):
+        assert_matches(g, w, torch.float64, scale=100)
 
 
 def test_torch_func_inside_torch_compile_refused_or_right():

@@ -179,7 +179,7 @@ def test_inference_leaf_that_requires_grad_second_order(spec, argument, through)
         return torch.vmap(lambda v: spec.api(v, *rest))(first.unsqueeze(0)).squeeze(0)
 
     call = {"api": spec.api, "torch.ops": spec.op, "api under vmap": under_vmap}[through]
-    if through == "torch.ops" and not my_ops._runtime._AUTOGRAD_KERNEL:
+    if through == "torch.ops" and not my_ops._torch_compat.OWN_AUTOGRAD_KERNEL:
         with pytest.raises(RuntimeError, match=rf"my_ops\.{spec.name}: an inference tensor that requires grad"):
             _second_order(call, args, index, others)
         return

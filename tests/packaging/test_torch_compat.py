@@ -51,56 +51,37 @@ SUBSET = [
     "tests/ops/test_call_paths.py::test_forward_mode_ad_refused",
     "tests/ops/test_call_paths.py::test_forward_mode_ad_refused_through_torch_ops",
     "tests/ops/test_call_paths.py::test_torch_func_transforms",
-    "tests/ops/test_call_paths.py::test_torch_func_through_torch_ops_refused",
+    "tests/ops/test_call_paths.py::test_torch_func_through_torch_ops",
     "tests/ops/test_func_vjp_outside.py",
     "tests/ops/test_inference_tensors.py",
     "tests/ops/test_compile.py::test_compiled_mutating_ops",
     "tests/ops/test_compile.py::test_compiled_block_matches_eager[cpu-aot_eager]",
 ]
 
-# Without the op's own Autograd kernel (register_autograd instead), a call
-# past the Python API (torch.ops.my_ops.<op>) behaves as torch's
-# register_autograd makes it: torch.func over it fails in torch's own check,
-# and a dual tensor that does not require grad is not refused there.
-_TORCH_OPS_AS_REGISTER_AUTOGRAD = (
-    "not test_forward_mode_ad_refused_through_torch_ops and not test_torch_func_through_torch_ops_refused")
+# Without the op's own Autograd kernel, the ops take torch's register_autograd,
+# on every road: torch.func over them fails in torch's own check
+# (pytorch#168393), a dual tensor that does not require grad is not refused,
+# and an inference tensor that requires grad cannot be saved for backward
+# (refused by name).
+_AS_REGISTER_AUTOGRAD = "not torch_func and not forward_mode and not test_func_vjp_outside and not inference"
+# Without the redispatch, the mutating ops' checks and version bumps are the
+# Python API's alone: a call through torch.ops makes neither.
+_NO_REDISPATCH = _AS_REGISTER_AUTOGRAD + " and not torch_ops and not requires"
+_REGISTER_AUTOGRAD = "not compat.OWN_AUTOGRAD_KERNEL and runtime._lib is not None"
 
 # name: (statement that deletes it from torch, or None to hide it through
 # MY_OPS_COMPAT_HIDE; what must hold in my_ops once it is missing; -k filter)
 CASES = {
-    "_AutoDispatchBelowAutograd": (  # torch's register_autograd and higher-order ops use it
-        None, "compat.below_autograd is None and not runtime._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
-    "_after_autograd_keyset": (  # torch's register_autograd uses it
-        None, "compat.after_autograd_keyset is None and not runtime._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
-    "_after_ADInplaceOrView_keyset": (
-        "delattr(torch._C, '_after_ADInplaceOrView_keyset')",
-        "compat.after_ad_inplace_or_view_keyset is None and mutating._MUTATE[torch.ops.my_ops.add_out.default] "
-        "is not torch.ops.my_ops.add_out.default",
-        # its kernel moves to the Autograd key, which inference_mode skips: there
-        # only the Python API bumps the counters
-        "not (test_mutating_ops_bump_version_counters and inference_mode and torch_ops)"),
-    "_dispatch_tls_set_dispatch_key_excluded": (  # hidden, not deleted: torch may use it
-        None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
-    "_dispatch_tls_is_dispatch_key_excluded": (  # torch._ops uses it
-        None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
-    "_op": (  # OpOverload.__call__ calls it
-        None, "'below_autograd()' in inspect.getsource(compat.call_below_autograd)", None),
-    "_are_functorch_transforms_active": (  # torch.autograd.Function.apply uses it
-        None, "compat.transforms_active() is True and not runtime._AUTOGRAD_KERNEL", _TORCH_OPS_AS_REGISTER_AUTOGRAD),
-    "_any_requires_grad": (
-        "delattr(torch._C, '_any_requires_grad')", "compat.any_requires_grad.__name__ == '<lambda>'", None),
-    "_len_torch_dispatch_stack": (  # torch.utils._python_dispatch and torch._ops use it
-        None, "compat.dispatch_modes_active() == 1", None),
+    "_AutoDispatchBelowAutograd": (None, _REGISTER_AUTOGRAD, _NO_REDISPATCH),  # torch uses it
+    "_after_autograd_keyset": (None, _REGISTER_AUTOGRAD, _NO_REDISPATCH),  # torch's register_autograd uses it
+    "_FunctionBase": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # its apply is under Function.apply
+    "_functorch": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # torch.func's C module
+    "get_single_level_autograd_function_allowed": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),
+    "set_single_level_autograd_function_allowed": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),
     "_current_level": (  # torch.autograd.forward_ad.dual_level uses it
-        None, "'level=0' in inspect.getsource(compat.has_tangent)", None),
-    "_FunctionBase": (  # its apply is under torch.autograd.Function.apply
-        None, "runtime._RECORD[torch.ops.my_ops.mul.default].__func__.__name__ == 'apply_as_function'", None),
-    "_schema": (  # torch.fx's schema lookup, the fallback, reads it
-        None, "'_schema' in compat._HIDDEN", None),
-    "_cdata": (  # an attribute of the C storage type: it cannot be deleted
-        None, "'is' in inspect.getsource(compat.same_storage)", None),
-    "_check": (  # torch uses torch._check everywhere
-        None, "compat.check is compat._check", None),
+        # a dual tensor is still refused; torch.func.jacfwd over torch.func.grad is not
+        None, "'level=0' in inspect.getsource(compat.forward_ad_active)",
+        "not test_forward_mode_ad_refused or through_torch_ops"),
 }
 
 
