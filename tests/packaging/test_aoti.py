@@ -149,41 +149,55 @@ def test_cpp_program_without_the_kernel_library_is_told_what_to_load(runner, cpu
     assert not (tmp_path / "outputs.pt").exists()
 
 
-# A fresh process: aoti_load_package before `import my_ops` (what a user
-# who forgets it sees), then after it, running the package on the inputs.
+# A fresh Python process, as a user's: `import my_ops`, then the package.
 FRESH_PYTHON = textwrap.dedent("""
     import sys
     import torch
+    import my_ops  # registers the ops
 
     package, device, inputs, outputs = sys.argv[1:]
-    try:
-        torch._inductor.aoti_load_package(package)
-        missing = None
-    except RuntimeError as error:
-        missing = str(error)
-    import my_ops  # registers the ops
     model = torch._inductor.aoti_load_package(package)
     tensors = torch.load(inputs)
     results = []
     for x, residual in zip(tensors[::2], tensors[1::2]):
         x, residual = x.to(device), residual.to(device)
         results += [model(x, residual).cpu(), x.cpu(), residual.cpu()]
-    torch.save({"missing": missing, "results": results}, outputs)
+    torch.save(results, outputs)
+""")
+
+# ... and one that forgets `import my_ops`.
+FRESH_PYTHON_WITHOUT_MY_OPS = textwrap.dedent("""
+    import sys
+    import torch
+
+    try:
+        torch._inductor.aoti_load_package(sys.argv[1])
+    except RuntimeError as error:
+        print(f"refused: {error}")
 """)
 
 
-def test_fresh_python_process_loads_the_package_after_import_my_ops(package, tmp_path):
+def _fresh_python(script: str, *args, cwd: Path) -> subprocess.CompletedProcess:
+    # (-X faulthandler: a crash shows where)
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c", script, *map(str, args)],
+                          capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+def test_fresh_python_process_runs_the_package_after_import_my_ops(package, tmp_path):
     inputs = package.inputs()
     torch.save(inputs, tmp_path / "inputs.pt")
-    result = subprocess.run([sys.executable, "-c", FRESH_PYTHON, str(package.path), package.device,
-                             str(tmp_path / "inputs.pt"), str(tmp_path / "outputs.pt")],
-                            capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    result = _fresh_python(FRESH_PYTHON, package.path, package.device, tmp_path / "inputs.pt",
+                           tmp_path / "outputs.pt", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    saved = torch.load(tmp_path / "outputs.pt")
-    # Without `import my_ops` the load fails naming the op (torch first logs
-    # "Loading outdated pt2 file", its guess for any load failure): docs/deploying.md
-    assert saved["missing"] is not None and re.search(r"Could not find schema for my_ops::\w+", saved["missing"])
-    package.check(saved["results"], inputs)
+    package.check(torch.load(tmp_path / "outputs.pt"), inputs)
+
+
+def test_fresh_python_process_without_import_my_ops_is_told_the_op(cpu_package, tmp_path):
+    """torch's message names the my_ops op it cannot find (after logging "Loading
+    outdated pt2 file", its guess for any failed load): docs/deploying.md."""
+    result = _fresh_python(FRESH_PYTHON_WITHOUT_MY_OPS, cpu_package.path, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"refused: .*Could not find schema for my_ops::\w+", result.stdout), result.stdout
 
 
 def test_compiling_with_grad_on_names_the_fix(cpu_package):
