@@ -95,7 +95,26 @@ def report() -> tuple[list[str], bool]:
     return lines, ok
 
 
+def cmake_prefix() -> int:
+    """`python -m my_ops --cmake-prefix`: the folder of the kernel library this
+    torch gets, which holds my_ops-config.cmake for CMake's find_package(my_ops)
+    (docs/deploying.md). Exits 1, saying why, when none fits."""
+    package_info = _build_info.load()
+    libraries = _libraries.find(package_info)
+    chosen, reasons = _libraries.choose(libraries, torch.__version__, torch.version.cuda,
+                                        getattr(torch.version, "hip", None),
+                                        os.environ.get(_libraries.FORCE_VARIABLE) or None)
+    if chosen is None:
+        print(_libraries.mismatch_text(package_info, libraries, reasons, torch.__version__, torch.version.cuda),
+              file=sys.stderr)
+        return 1
+    print(chosen.folder)
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--cmake-prefix"]:
+        return cmake_prefix()
     lines, ok = report()
     print("\n".join(lines))
     return 0 if ok else 1

@@ -1,0 +1,87 @@
+// An AOTInductor package (.pt2) of a model that calls my_ops ops, run from a
+// LibTorch program without Python:
+//
+//   run_aoti_package LIBMY_OPS PACKAGE INPUTS OUTPUTS DEVICE ARITY
+//
+// LIBMY_OPS: the wheel's kernel library (`python -m my_ops --cmake-prefix`
+//   names its folder), or "none" to see what happens without it. Loading it
+//   registers the ops with the dispatcher, through which the package calls
+//   them (its proxy executor); it must be loaded before the package is.
+// INPUTS: a list of tensors saved with torch.save, taken ARITY at a time:
+//   one call of the model per group, on DEVICE ("cpu" or "cuda").
+// OUTPUTS: a tuple written with torch::pickle_save (torch.load reads it): for each
+//   call, its outputs, then its inputs as they are after the call (a model
+//   may update its inputs in place), all on the CPU.
+//
+// Exits 0 when every call ran; prints the error and exits 1 otherwise.
+#include <dlfcn.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+std::vector<char> read_file(const char *path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw std::runtime_error(std::string("cannot read ") + path);
+    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const char *path, const std::vector<char> &data) {
+    std::ofstream file(path, std::ios::binary);
+    file.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!file) throw std::runtime_error(std::string("cannot write ") + path);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (argc != 7) {
+        std::fprintf(stderr, "usage: %s LIBMY_OPS PACKAGE INPUTS OUTPUTS DEVICE ARITY\n", argv[0]);
+        return 2;
+    }
+    const std::string library = argv[1];
+    if (library != "none" && !dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+        std::fprintf(stderr, "error: dlopen: %s\n", dlerror());
+        return 1;
+    }
+    try {
+        const c10::Device device(argv[5]);
+        const long arity = std::strtol(argv[6], nullptr, 10);
+        torch::inductor::AOTIModelPackageLoader loader(argv[2]);
+
+        const auto inputs = torch::jit::pickle_load(read_file(argv[3])).toList();
+        if (arity <= 0 || inputs.size() % arity != 0)
+            throw std::runtime_error("INPUTS does not hold whole groups of ARITY tensors");
+        std::vector<c10::IValue> results;
+        for (size_t first = 0; first < inputs.size(); first += arity) {
+            std::vector<at::Tensor> call;
+            for (long k = 0; k < arity; ++k)
+                call.push_back(inputs.get(first + k).toTensor().to(device));
+            for (const auto &output : loader.run(call)) results.push_back(output.cpu());
+            for (const auto &input : call) results.push_back(input.cpu());
+            std::printf("call %zu: ran on %s\n", first / arity, device.str().c_str());
+        }
+        write_file(argv[4],
+                   torch::jit::pickle_save(c10::ivalue::Tuple::create(std::move(results))));
+    } catch (const std::exception &e) {
+        const std::string message = e.what();
+        std::fprintf(stderr, "error: %s\n", message.c_str());
+        // torch names the op it did not find, not what would provide it
+        if (message.find("Could not find schema for my_ops::") != std::string::npos)
+            std::fprintf(
+                stderr,
+                "hint: the package calls my_ops ops: load my_ops' kernel library (dlopen of "
+                "`python -m my_ops --cmake-prefix`/libmy_ops.so) before loading the package\n");
+        return 1;
+    }
+    return 0;
+}
