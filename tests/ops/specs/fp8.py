@@ -88,6 +88,8 @@ def _norm_spec(name, add, per_token):
                                      lambda d, dt: torch.rand(64, device=d, dtype=dt), d, torch.bfloat16),
         "sliced": lambda d: sample(lambda d, dt: torch.randn(6, 48, device=d, dtype=dt)[:, 8:40],
                                    lambda d, dt: torch.rand(32, device=d, dtype=dt), d),
+        "float64": lambda d: sample(lambda d, dt: torch.randn(3, 24, device=d, dtype=dt),
+                                    lambda d, dt: torch.rand(24, device=d, dtype=dt), d, torch.float64),
     }
     if per_token:
         samples["scale_ub"] = lambda d: (*sample(lambda d, dt: torch.randn(4, 16, device=d, dtype=dt),
@@ -95,7 +97,8 @@ def _norm_spec(name, add, per_token):
                                          torch.tensor([0.5], device=d))
     return OpSpec(name, api=getattr(my_ops, name), reference=getattr(reference, name), args_for=args_for,
                   mutates=("residual",) if add else (), row_wise=True, samples=samples,
-                  bad_calls=_norm_bad(name, add, per_token))
+                  bad_calls=_norm_bad(name, add, per_token),
+                  smoke=("float32", "float64", "bfloat16", "sliced", "eps -1"))
 
 
 def _silu_spec(per_token):
@@ -120,11 +123,13 @@ def _silu_spec(per_token):
         "float32": lambda d: sample(torch.randn(4, 10, device=d), d),
         "bfloat16": lambda d: sample(torch.randn(2, 3, 64, device=d, **BF16), d),
         "sliced": lambda d: sample(torch.randn(5, 24, device=d)[:, 4:20], d),
+        "float64": lambda d: sample(torch.randn(3, 12, device=d, dtype=torch.float64), d),
     }
     if per_token:
         samples["scale_ub"] = lambda d: (torch.randn(4, 16, device=d), torch.tensor([0.25], device=d))
     return OpSpec(name, api=getattr(my_ops, name), reference=getattr(reference, name), args_for=args_for,
-                  row_wise=True, samples=samples, bad_calls=bad)
+                  row_wise=True, samples=samples, bad_calls=bad,
+                  smoke=("float32", "float64", "bfloat16", "sliced", "odd"))
 
 
 SPECS = [
