@@ -55,18 +55,27 @@ for arg in "$@"; do
         markers="not large_memory"
         continue
     fi
+    case "$arg" in
+        # pytest's own selection of earlier failures: the smoke default would deselect them
+        --lf | --last-failed | --ff | --failed-first | --sw | --stepwise) markers="not large_memory" ;;
+    esac
     if [ -e "${arg%%::*}" ]; then
         paths=()  # the caller named what to run
         markers="not large_memory"
     fi
     rest+=("$arg")
 done
+# -m EXPR / -mEXPR / --markexpr EXPR replace the tier (the last one wins, as in pytest)
+args_left=()
 for ((i = 0; i < ${#rest[@]}; i++)); do
     case "${rest[i]}" in
-        -m) markers=${rest[i + 1]:-}; unset 'rest[i]' 'rest[i + 1]'; i=$((i + 1)) ;;
-        -m*) markers=${rest[i]#-m}; unset 'rest[i]' ;;
+        -m | --markexpr) markers=${rest[i + 1]:-}; i=$((i + 1)) ;;
+        --markexpr=*) markers=${rest[i]#--markexpr=} ;;
+        -m*) markers=${rest[i]#-m} ;;
+        *) args_left+=("${rest[i]}") ;;
     esac
 done
+rest=("${args_left[@]}")
 case "$markers" in
     *large_memory*) ;;
     *) markers="($markers) and not large_memory" ;;
