@@ -13,7 +13,8 @@
 # against that CUDA torch's headers. With --cuda: the CUDA kernels too, with
 # that toolkit, whose CUDA major must be torch's (CMake stops otherwise).
 # One venv per torch, kept and reused: .venv-source/<torch>/.
-# Logs: wheelhouse/source-build/<torch>-<cpu|cuda>.log; exits 1 if any fails.
+# Logs: wheelhouse/source-build/<torch>-<cpu|cuda>.log (or under $MY_OPS_SOURCE_BUILD_OUT);
+# exits 1 if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +31,7 @@ done
 variant=${cuda_home:+cuda}
 variant=${variant:-cpu}
 python=${PYTHON:-python3}
-out=wheelhouse/source-build
+out=${MY_OPS_SOURCE_BUILD_OUT:-wheelhouse/source-build}  # (two runs at once need two folders)
 mkdir -p "$out"
 
 if [ -z "$sdist" ]; then
@@ -52,7 +53,10 @@ for version in "${versions[@]}"; do
     if [ ! -x "$venv/bin/python" ]; then
         "$python" -m venv "$venv"
     fi
-    if {
+    # (a subshell with its own errexit: a failing step ends this torch's run, not the others')
+    set +e
+    (
+        set -e
         echo "== $name: installing torch and the build tools"
         "$venv/bin/python" -m pip install --quiet torch=="$version" scikit-build-core cmake ninja
         "$venv/bin/python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
@@ -84,7 +88,10 @@ print(f"ok: my_ops {my_ops.__version__} ({my_ops.library.label}, CUDA {info.cuda
       f"built against and running with torch {torch.__version__}")
 PY
         )
-    } >"$log" 2>&1; then
+    ) >"$log" 2>&1
+    rc=$?
+    set -e
+    if [ $rc -eq 0 ]; then
         result=$(tail -n 1 "$log")
     else
         result="FAILED (see $log): $(tail -n 1 "$log")"
