@@ -11,6 +11,7 @@ Checks, each failure named in the output:
             build, so an installed torch is never replaced; the torch minor for
             a legacy one); version matches the file name
   buildinfo my_ops/_build_info.json names the build's ABI family, torch, CUDA and arch list
+            (the list of the wheel's platform: Linux aarch64 has its own)
   sass      cuobjdump lists SASS for every SM of the arch list, in every kernel
             object, and PTX for the +PTX entries (no more, no less)
   symbols   a stable build's shared objects import no torch C++ symbol, no C
@@ -50,6 +51,15 @@ FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|lib
 # What a macOS library may load: the system's libraries, and _C its libmy_ops.
 MACOS_SYSTEM_LIBRARY = re.compile(r"(/usr/lib/|/System/Library/|@rpath/libmy_ops\.dylib$)")
 WHEEL_NAME = re.compile(r"^my_ops-(?P<version>[^-]+)-(?P<python>cp\d+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")
+
+
+def platform_of(platform_tag: str) -> str:
+    """The matrix's platform of a wheel's platform tag: manylinux_2_28_aarch64 -> linux-aarch64."""
+    if platform_tag.startswith("win"):
+        return "windows"
+    if platform_tag.startswith("macosx"):
+        return "macos"
+    return "linux-aarch64" if platform_tag.endswith("aarch64") else "linux"
 
 
 class Verification:
@@ -188,6 +198,8 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
             f"name: tags {match['python']}-{match['abi']}, expected cp39-abi3 (one wheel for every CPython >= 3.9)")
     if platform_tag:
         v.check(match["platform"] == platform_tag, f"name: platform {match['platform']}, expected {platform_tag}")
+    arch_list = build.arch_list_for(platform_of(match["platform"]))
+    v.report["arch_list"] = arch_list
 
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
@@ -205,7 +217,7 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
                     zf.extract(name, tmp)
                 library_path = Path(tmp) / library
                 cuobjdump = find_cuobjdump()
-                sass_expected, ptx_expected = expected_architectures(build.arch_list)
+                sass_expected, ptx_expected = expected_architectures(arch_list)
                 if build.cuda == matrix.CPU:
                     # the CPU library: no device code, and no CUDA or torch_cuda library linked
                     needed = needed_libraries(library_path)
@@ -272,8 +284,8 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
     else:
         v.check(str(build_info.get("cuda_version", "")).startswith(build.cuda + "."),
                 f"buildinfo: CUDA {build_info.get('cuda_version')}, expected {build.cuda}")
-    v.check(build_info.get("arch_list") == build.arch_list,
-            f"buildinfo: arch list {build_info.get('arch_list')}, expected {build.arch_list}")
+    v.check(build_info.get("arch_list") == arch_list,
+            f"buildinfo: arch list {build_info.get('arch_list')}, expected {arch_list}")
 
     # bundled libraries
     bundled = [n for n in libraries if n not in extension and n != library]

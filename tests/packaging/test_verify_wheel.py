@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -155,6 +156,21 @@ def test_wrong_arch_list_in_build_info_fails(tmp_path):
     result = _verify(wheel, "--skip-tools")
     assert result.returncode == 1
     assert "buildinfo: arch list 8.0;9.0, expected" in result.stdout
+
+
+def test_an_aarch64_wheel_is_held_to_the_aarch64_arch_list(tmp_path):
+    """The same library named for Linux aarch64 must carry that platform's list (sm_110 for CUDA 13)."""
+    wheel = _built_wheel()
+    build = _build_of(wheel)
+    aarch64 = build.arch_list_for("linux-aarch64")
+    if aarch64 == build.arch_list:
+        pytest.skip(f"{build.name} has one arch list for every platform")
+    renamed = tmp_path / re.sub(r"-[^-]+\.whl$", "-manylinux_2_28_aarch64.whl", wheel.name)
+    shutil.copy(wheel, renamed)
+    result = _verify(renamed, "--skip-tools")
+    assert result.returncode == 1
+    assert f"expected {aarch64}" in result.stdout
+    assert "sm_110" in result.stdout or build.cuda < "13"
 
 
 def test_wrong_name_fails(tmp_path):
