@@ -57,7 +57,7 @@ ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
 RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test/test-wheel.sh", "ci/test/test-gpu.sh", "ci/lib/setup-venv.sh",
                   "ci/build/windows-setup.sh", "ci/build/check-cuda-toolkit.sh", "ci/build/free-disk.sh",
                   "ci/release/fetch-released-wheels.sh", "ci/release/publish-github-release.sh"]
-LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
+LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-15", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
 
 
@@ -84,6 +84,7 @@ ACTION_INPUTS = {
     "deploy-pages": ["artifact_name"],
     "gh-action-pypi-publish": ["packages-dir", "attestations", "skip-existing"],
     "checkout": ["persist-credentials"],
+    "setup-msvc-dev": ["arch"],
 }
 
 
