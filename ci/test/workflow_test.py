@@ -517,7 +517,8 @@ def main() -> int:
             state.update(workflow_standins.default_state())
             state["torch_wheels"] = set(torch_wheels) - ({missing_torch} if name == "tag-torch-missing" else set())
             state["environments"] = {"github-pages": workflow_standins.PAGES_DEFAULT if name == "tag-pages-refuses"
-                                     else workflow_standins.PAGES_WITH_TAGS}
+                                     else workflow_standins.PAGES_WITH_TAGS,
+                                     "pypi": workflow_standins.PYPI_WITH_REVIEWERS}
             state["gpu_jobs"] = [(f"{caller}gpu-watchdog", "in_progress", 1),
                                  (gpu_name, "queued" if name == "tag-gpu-stuck" else "completed", 50)]
             run = run_act(args.act, repo, base, attempt, event, workflow, payload, {**env, **extra}, stand_ins,
@@ -546,9 +547,9 @@ def main() -> int:
             c(len(tested) == expected(ev, "test-cpu") and all(t["serves"] for t in tested),
               f"{expected(ev, 'test-cpu')} CPU test jobs, each given the wheel that serves its pair")
             gpu = len(ran("test-gpu"))
-            want_gpu = 0 if name == "fork-pull-request" else expected(ev, "test-gpu")
-            c(gpu == want_gpu, f"{want_gpu} GPU test jobs ({'none: a fork' if not want_gpu else 'same repository'})")
-            c(bool(ran("gpu-watchdog")) == (name != "fork-pull-request"), "the GPU watchdog runs iff GPU jobs do")
+            want_gpu = 0 if ev == "pull_request" else expected(ev, "test-gpu")
+            c(gpu == want_gpu, f"{want_gpu} GPU test jobs ({'none: a pull request' if not want_gpu else 'main'})")
+            c(bool(ran("gpu-watchdog")) == (ev != "pull_request"), "the GPU watchdog runs iff GPU jobs do")
             verified = [r for r in run["records"] if r["kind"] == "verified"]
             c(len(verified) == 1 and verified[0]["ok"],
               "the default build's real wheel passes ci/build/verify-wheel.py")
