@@ -56,7 +56,8 @@ import workflow_standins  # noqa: E402
 ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
 RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test/test-wheel.sh", "ci/test/test-gpu.sh", "ci/lib/setup-venv.sh",
                   "ci/build/windows-setup.sh", "ci/build/check-cuda-toolkit.sh", "ci/build/free-disk.sh",
-                  "ci/release/fetch-released-wheels.sh", "ci/release/publish-github-release.sh"]
+                  "ci/release/fetch-released-wheels.sh", "ci/release/publish-github-release.sh",
+                  "ci/build/verify-bundles.sh"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-15", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
 
