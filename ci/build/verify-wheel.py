@@ -242,12 +242,13 @@ def check_kernel_library(v: Verification, zf: zipfile.ZipFile, folder: str, buil
                 needed = needed_libraries(Path(tmp) / name)
                 c10 = [n for n in needed if re.match(r"(lib)?c10", n.rsplit("/", 1)[-1], re.I)]
                 v.check(not c10, f"symbols: {name} links {c10}")
-            if not pe.is_pe(library_path):
-                torch_abi_audit(v, Path(tmp) / folder, report)
+            if not pe.is_pe(library_path) and not macho.is_macho(library_path):
+                # (it reads symbols with the host's nm: ELF here; a Mach-O or PE file would read as empty)
+                torch_abi_audit(v, Path(tmp) / folder, Path(library).name, report)
     return [*extension, library]
 
 
-def torch_abi_audit(v: Verification, folder: Path, report: dict) -> None:
+def torch_abi_audit(v: Verification, folder: Path, library: str, report: dict) -> None:
     """A second opinion on the stable-ABI audit above: Quansight's torch-abi-audit (PyPI; Linux and
     macOS), which classifies the same symbols with its own rules and maps each C shim function to
     the torch release that added it (its vendored shim_function_versions). Both must agree that
@@ -272,6 +273,9 @@ def torch_abi_audit(v: Verification, folder: Path, report: dict) -> None:
                 f"symbols: torch-abi-audit finds {name} outside the stable ABI: {torch}")
         v.check(needs is None or tuple(int(p) for p in needs.split(".")[:2]) <= oldest,
                 f"symbols: torch-abi-audit finds {name} needs torch {needs}, newer than the oldest it claims")
+    # the kernel library registers its ops through the C shim: no torch symbol read means no reading at all
+    v.check(bool(findings.get(library, {}).get("uses_torch")),
+            f"symbols: torch-abi-audit read no torch symbol in {library}: {findings.get(library)}")
     report["torch_abi_audit"] = findings
 
 

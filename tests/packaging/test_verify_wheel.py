@@ -137,6 +137,20 @@ def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
     assert result.returncode == 1
     assert ("symbols: my_ops/libmy_ops.so imports torch C++ symbols (not the stable ABI): ['c10::warn()']"
             in result.stdout)
+    if importlib.util.find_spec("torch_abi_audit"):  # the second opinion agrees
+        assert "torch-abi-audit finds libmy_ops.so outside the stable ABI" in result.stdout
+
+
+def test_torch_abi_audit_dates_a_shim_function_the_oldest_torch_lacks(tmp_path):
+    """aoti_torch_cpu_nonzero_static came with torch 2.11 (PyTorch's shim_function_versions.txt):
+    both audits refuse it in a wheel that claims torch 2.10."""
+    pytest.importorskip("torch_abi_audit", reason="needs ci/build/requirements-verify.txt (Linux x86_64)")
+    result = _verify_with_library(
+        tmp_path, "extern int aoti_torch_cpu_nonzero_static(void);\n"
+                  "int f(void) { return aoti_torch_cpu_nonzero_static(); }\n")
+    assert result.returncode == 1
+    assert "torch-abi-audit finds libmy_ops.so needs torch 2.11.0, newer than the oldest it claims" in result.stdout
+    assert "calls C shim functions the oldest torch it claims lacks" in result.stdout
 
 
 def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
