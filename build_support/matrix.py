@@ -3,7 +3,9 @@
 
 Every stage asks this script instead of repeating the data:
 
-  matrix.py arch-list --cuda 13.0          TORCH_CUDA_ARCH_LIST for a CUDA version
+  matrix.py arch-list --cuda 13.0 [--platform linux-aarch64]
+                                           TORCH_CUDA_ARCH_LIST for a CUDA version on a platform
+                                           (default: this host's)
   matrix.py pairs [--platform linux]       one "torch-cuXYZ" pair per line (the test axis)
   matrix.py builds [--platform linux]      one build name per line (the build axis)
   matrix.py pair 2.11-cu130                everything about one pair, as JSON
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform as host
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -56,6 +59,10 @@ class _TorchAndCuda:
         """pip arguments that install its torch on Linux x86_64 (torch_install_args() for others)."""
         return torch_install_args(self, "linux")
 
+    def arch_list_for(self, platform: str) -> str:
+        """TORCH_CUDA_ARCH_LIST of its wheel for `platform` (Linux aarch64 has its own)."""
+        return dict(self.platform_arch_lists).get(platform, self.arch_list)  # type: ignore[attr-defined]
+
 
 @dataclass(frozen=True)
 class Build(_TorchAndCuda):
@@ -71,12 +78,13 @@ class Build(_TorchAndCuda):
     torch_build_version: str  # "2.11.0"
     torch_requirement: str  # the wheel's pin: "torch>=2.10" or "torch>=2.6,<2.7"
     platforms: tuple[str, ...]
-    arch_list: str
+    arch_list: str  # Linux x86_64's and Windows' list (arch_list_for: any platform's)
     linux_image: str
     windows_toolkit: str
     pip_toolkit: tuple[str, ...]
     torch_on_pypi: bool  # PyPI's plain `pip install torch==X.Y.0` is this variant
     serves: tuple[str, ...]  # the pairs whose users install this wheel
+    platform_arch_lists: tuple[tuple[str, str], ...] = ()  # (platform, list) where it differs
 
     @property
     def name(self) -> str:
@@ -100,7 +108,7 @@ class Pair(_TorchAndCuda):
     platforms: tuple[str, ...]
     python_oldest: str
     python_newest: str
-    arch_list: str
+    arch_list: str  # Linux x86_64's and Windows' list (arch_list_for: any platform's)
     linux_image: str
     windows_toolkit: str
     pip_toolkit: tuple[str, ...]
@@ -108,6 +116,7 @@ class Pair(_TorchAndCuda):
     abi: str  # "stable" or "legacy"
     build: str  # name of the Build whose wheel this pair installs
     torch_requirement: str  # that wheel's torch pin
+    platform_arch_lists: tuple[tuple[str, str], ...] = ()  # (platform, list) where it differs
 
     @property
     def name(self) -> str:
@@ -233,6 +242,11 @@ def _pair_specs(data: dict[str, Any]):
             yield torch_minor, spec, cuda, data["cuda"][cuda], platforms
 
 
+def _platform_arch_lists(cuda_spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(platform, arch list) of the platforms whose list is not the CUDA version's `arch_list`."""
+    return tuple((p, cuda_spec[f"{p}_arch_list"]) for p in PLATFORMS if f"{p}_arch_list" in cuda_spec)
+
+
 def _build(data: dict[str, Any], abi: str, torch_minor: str, spec: dict, cuda: str,
            platforms: tuple[str, ...], serves: tuple[str, ...]) -> Build:
     cuda_spec = data["cuda"][cuda]
@@ -240,7 +254,8 @@ def _build(data: dict[str, Any], abi: str, torch_minor: str, spec: dict, cuda: s
                  torch_requirement=torch_requirement(torch_minor, data), platforms=platforms,
                  arch_list=cuda_spec["arch_list"], linux_image=cuda_spec["linux_image"],
                  windows_toolkit=cuda_spec["windows_toolkit"], pip_toolkit=tuple(cuda_spec.get("pip_toolkit", [])),
-                 torch_on_pypi=spec.get("pypi_cuda") == cuda, serves=serves)
+                 torch_on_pypi=spec.get("pypi_cuda") == cuda, serves=serves,
+                 platform_arch_lists=_platform_arch_lists(cuda_spec))
 
 
 def all_builds(data: dict[str, Any] | None = None) -> list[Build]:
@@ -287,6 +302,7 @@ def all_pairs(data: dict[str, Any] | None = None) -> list[Pair]:
             abi=build_of[name].abi,
             build=build_of[name].name,
             torch_requirement=build_of[name].torch_requirement,
+            platform_arch_lists=_platform_arch_lists(cuda_spec),
         ))
     return pairs
 
@@ -317,13 +333,23 @@ def default_pair(data: dict[str, Any] | None = None) -> Pair:
     return find_pair(data["defaults"]["default_pair"], data)
 
 
-def arch_list(cuda: str, data: dict[str, Any] | None = None) -> str:
+def host_platform() -> str:
+    """This host's platform as matrix.toml names it (ci/lib/host-platform.sh's answer)."""
+    machine = host.machine().lower()
+    if sys.platform.startswith("linux"):
+        return "linux-aarch64" if machine in ("aarch64", "arm64") else "linux"
+    return "windows" if sys.platform == "win32" else "macos"
+
+
+def arch_list(cuda: str, data: dict[str, Any] | None = None, platform: str | None = None) -> str:
+    """TORCH_CUDA_ARCH_LIST of a CUDA version on a platform (default: this host's)."""
     data = data or load()
     major_minor = ".".join(cuda.split(".")[:2])
     if major_minor not in data["cuda"]:
         known = ", ".join(data["cuda"])
         raise SystemExit(f"matrix.toml has no arch list for CUDA {major_minor} (known: {known})")
-    return data["cuda"][major_minor]["arch_list"]
+    spec = data["cuda"][major_minor]
+    return spec.get(f"{platform or host_platform()}_arch_list", spec["arch_list"])
 
 
 # The build jobs and the platforms each builds on.
@@ -371,6 +397,7 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
                                  platform_tag=data["defaults"][f"{platform}_platform"],
                                  runner=data["defaults"][f"{platform}_runner"],
                                  torch_install_args=" ".join(torch_install_args(build, platform)),
+                                 arch_list=build.arch_list_for(platform),
                                  image=data["cuda"][build.cuda].get(f"{platform}_image", ""),
                                  artifact=artifact_name(build.name, platform))
                     if entry["image"] and images and entry["image"] in images:
@@ -395,6 +422,7 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
             for platform in pair.platforms:
                 for python in sorted({pair.python_oldest, pair.python_newest}):
                     include.append({**entry, "platform": platform, "python": python,
+                                    "arch_list": pair.arch_list_for(platform),
                                     "artifact": artifact_name(entry["build"], platform),
                                     "runner": data["defaults"][f"{platform}_runner"],
                                     "torch_install_args": " ".join(torch_install_args(pair, platform))})
@@ -406,6 +434,15 @@ def gha_matrix(event: str, job: str, data: dict[str, Any] | None = None,
 def artifact_name(build: str, platform: str) -> str:
     """The workflow artifact holding a build's wheel for a platform (build "bundle": the label-free one)."""
     return f"bundle-{platform}" if build == "bundle" else f"wheel-{build}-{platform}"
+
+
+def arch_text(item: "Build | Pair") -> str:
+    """Its arch lists for a table: '7.5 8.0 ... 12.0+PTX', and the platforms with their own after it."""
+    text = item.arch_list.replace(";", " ")
+    for platform, own in item.platform_arch_lists:
+        if platform in item.platforms:
+            text += f"; {platform}: {own.replace(';', ' ')}"
+    return text
 
 
 def readme_table(data: dict[str, Any] | None = None) -> str:
@@ -420,7 +457,7 @@ def readme_table(data: dict[str, Any] | None = None) -> str:
                    f"{data['defaults']['index_url']}/{pair.index_path}`")
         tag = " (PyPI default)" if pair.name == default else ""
         lines.append(f"| {pair.torch} | {pair.cuda} | +{pair.label} {pair.abi}{tag} | "
-                     f"{', '.join(pair.platforms)} | {pair.arch_list.replace(';', ' ')} | {command} |")
+                     f"{', '.join(pair.platforms)} | {arch_text(pair)} | {command} |")
     return "\n".join(lines)
 
 
@@ -429,6 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("arch-list", help="TORCH_CUDA_ARCH_LIST for a CUDA version")
     p.add_argument("--cuda", required=True)
+    p.add_argument("--platform", choices=PLATFORMS, help="default: this host's")
     p = sub.add_parser("pairs", help="every pair, one per line")
     p.add_argument("--platform", choices=PLATFORMS)
     p = sub.add_parser("builds", help="every build, one per line")
@@ -439,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("name", help=f"e.g. {example}")
         p.add_argument("--field", help="print just this field, e.g. torch_install_args")
         p.add_argument("--platform", choices=PLATFORMS, default="linux",
-                       help="the platform torch_install_args is for (default linux)")
+                       help="the platform torch_install_args and arch_list are for (default linux)")
     p = sub.add_parser("torch-requirement", help="the torch pin of a wheel")
     p.add_argument("--torch", required=True)
     p = sub.add_parser("gha", help="GitHub Actions matrix JSON of one job")
@@ -456,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "arch-list":
-        print(arch_list(args.cuda))
+        print(arch_list(args.cuda, platform=args.platform))
     elif args.command == "pairs":
         for pair in all_pairs():
             if args.platform is None or args.platform in pair.platforms:
@@ -472,6 +510,7 @@ def main(argv: list[str] | None = None) -> int:
             item = find_build(load()["defaults"]["default_pair"] if args.name == "default" else args.name)
         data = item.as_dict()
         data["torch_install_args"] = " ".join(torch_install_args(item, args.platform))
+        data["arch_list"] = item.arch_list_for(args.platform)
         if args.field:
             if args.field not in data:
                 raise SystemExit(f"a {args.command} has no field {args.field!r}; fields: {', '.join(data)}")

@@ -24,7 +24,9 @@ while [ $# -gt 0 ]; do
 done
 
 if [ -z "${TORCH_CUDA_ARCH_LIST:-}" ]; then
-    TORCH_CUDA_ARCH_LIST="$("$python" build_support/matrix.py build "$build" --field arch_list)"
+    # (this platform's list: Linux aarch64 has its own)
+    TORCH_CUDA_ARCH_LIST="$("$python" build_support/matrix.py build "$build" --field arch_list \
+        --platform "$(ci/lib/host-platform.sh)")"
 fi
 export TORCH_CUDA_ARCH_LIST
 if [ "$("$python" build_support/matrix.py build "$build" --field cuda)" = cpu ]; then

@@ -3,6 +3,7 @@
 
   ci/build/verify-wheel.py WHEEL --build cu130 [--platform-tag manylinux_2_28_x86_64]
                      [--report report.json] [--skip-tools]
+  ci/build/verify-wheel.py WHEEL --label-free [--platform-tag ...]   PyPI's label-free wheel
 
 (--build also takes a pair, e.g. 2.13-cu130: the build that serves it.)
 Checks, each failure named in the output:
@@ -11,6 +12,7 @@ Checks, each failure named in the output:
             build, so an installed torch is never replaced; the torch minor for
             a legacy one); version matches the file name
   buildinfo my_ops/_build_info.json names the build's ABI family, torch, CUDA and arch list
+            (the list of the wheel's platform: Linux aarch64 has its own)
   sass      cuobjdump lists SASS for every SM of the arch list, in every kernel
             object, and PTX for the +PTX entries (no more, no less)
   symbols   a stable build's shared objects import no torch C++ symbol, no C
@@ -28,6 +30,7 @@ Checks, each failure named in the output:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -52,6 +55,15 @@ FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|lib
 # What a macOS library may load: the system's libraries, and _C its libmy_ops.
 MACOS_SYSTEM_LIBRARY = re.compile(r"(/usr/lib/|/System/Library/|@rpath/libmy_ops\.dylib$)")
 WHEEL_NAME = re.compile(r"^my_ops-(?P<version>[^-]+)-(?P<python>cp\d+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")
+
+
+def platform_of(platform_tag: str) -> str:
+    """The matrix's platform of a wheel's platform tag: manylinux_2_28_aarch64 -> linux-aarch64."""
+    if platform_tag.startswith("win"):
+        return "windows"
+    if platform_tag.startswith("macosx"):
+        return "macos"
+    return "linux-aarch64" if platform_tag.endswith("aarch64") else "linux"
 
 
 class Verification:
@@ -109,9 +121,9 @@ def inspect_kernels(library: Path, cuobjdump: str) -> tuple[Counter, Counter]:
     return cubins, ptx
 
 
-def find_library(names: list[str]) -> str | None:
-    """my_ops/libmy_ops.so (Linux), .dylib (macOS) or my_ops/my_ops.dll (Windows) among the wheel's files."""
-    found = [n for n in names if re.fullmatch(r"my_ops/(libmy_ops\.so|libmy_ops\.dylib|my_ops\.dll)", n)]
+def find_library(names: list[str], folder: str = "my_ops") -> str | None:
+    """libmy_ops.so (Linux), .dylib (macOS) or my_ops.dll (Windows) in `folder` among the wheel's files."""
+    found = [n for n in names if re.fullmatch(rf"{re.escape(folder)}/(libmy_ops\.so|libmy_ops\.dylib|my_ops\.dll)", n)]
     return found[0] if len(found) == 1 else None
 
 
@@ -201,79 +213,123 @@ def run_tool(v: Verification, name: str, command: list[str]) -> None:
     v.check(ok, f"tools: {name} failed:\n{result.stdout}{result.stderr}")
 
 
-def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tools: bool,
-           size_limit_mb: float, base_version: str, labelled: bool = True,
-           torch_c_symbols: Path | None = None) -> Verification:
-    v = Verification()
-    size_mb = wheel.stat().st_size / 1e6
-    v.report.update(wheel=wheel.name, build=build.name, abi=build.abi, size_mb=round(size_mb, 2))
+def check_kernel_library(v: Verification, zf: zipfile.ZipFile, folder: str, build: matrix.Build, arch_list: str,
+                         torch_c_symbols: Path | None) -> list[str]:
+    """One kernel library (its _C extension and libmy_ops) in `folder` of the wheel, against its build:
+    device code per SM (SASS and PTX), no CUDA in the CPU library, macOS system libraries only, and,
+    for the stable ABI, no torch C++ symbol or C shim function newer than the oldest torch. Returns
+    the library's files."""
+    names = zf.namelist()
+    extension = [n for n in names if re.fullmatch(rf"{re.escape(folder)}/_C[.\w-]*\.(so|pyd)", n)]
+    library = find_library(names, folder)
+    v.check(len(extension) == 1, f"bundled: expected one {folder}/_C extension, found {extension}")
+    if not v.check(library is not None, f"bundled: expected {folder}/libmy_ops.so, .dylib or my_ops.dll"):
+        return extension
+    report = v.report if folder == "my_ops" else v.report.setdefault("libraries", {}).setdefault(folder, {})
+    with tempfile.TemporaryDirectory() as tmp:
+        zf.extract(library, tmp)
+        for name in extension:
+            zf.extract(name, tmp)
+        library_path = Path(tmp) / library
+        cuobjdump = find_cuobjdump()
+        sass_expected, ptx_expected = expected_architectures(arch_list)
+        if build.cuda == matrix.CPU:
+            # the CPU library: no device code, and no CUDA or torch_cuda library linked
+            needed = needed_libraries(library_path)
+            cuda_needed = [n for n in needed
+                           if re.match(r"(lib)?(cuda|cudart|torch_cuda|c10_cuda)", n.rsplit("/", 1)[-1], re.I)]
+            v.check(not cuda_needed, f"cpu: {library} links CUDA libraries {cuda_needed}")
+        elif pe.is_pe(library_path) and not sys.platform.startswith("win"):
+            # a Linux cuobjdump reads no Windows DLL: the Windows build job checked these same bytes
+            report["sass"] = "not read here (a Windows DLL; its build job's verification read it)"
+        elif v.check(cuobjdump is not None,
+                     "sass: no cuobjdump (set CUOBJDUMP or install nvidia-cuda-cuobjdump)"):
+            cubins, ptx = inspect_kernels(library_path, cuobjdump)
+            report.update(sass=sorted(cubins, key=lambda s: int(re.sub(r"\D", "", s))),
+                          ptx=sorted(ptx, key=lambda s: int(re.sub(r"\D", "", s))))
+            v.check(set(cubins) == sass_expected,
+                    f"sass: SASS for {sorted(cubins)}, expected {sorted(sass_expected)} ({library})")
+            v.check(set(ptx) == ptx_expected,
+                    f"sass: PTX for {sorted(ptx)}, expected {sorted(ptx_expected)} ({library})")
+            # every kernel translation unit carries every target
+            v.check(len(set(cubins.values()) | set(ptx.values())) <= 1,
+                    f"sass: uneven kernels per target: cubins {dict(cubins)}, ptx {dict(ptx)}")
+        if library.endswith(".dylib"):
+            for name in [library, *extension]:
+                foreign = [n for n in needed_libraries(Path(tmp) / name) if not MACOS_SYSTEM_LIBRARY.match(n)]
+                v.check(not foreign, f"bundled: {name} loads libraries a Mac does not have: {foreign}")
+        if build.abi == "stable":
+            for name in [library, *extension]:
+                imports = torch_cxx_imports(Path(tmp) / name)
+                v.report.setdefault("torch_cxx_imports", {})[name] = len(imports)
+                v.check(not imports, f"symbols: {name} imports torch C++ symbols (not the "
+                                     f"stable ABI): {imports[:5]}")
+                oldest_file, oldest = oldest_torch_c_symbols(torch_c_symbols, macos=library.endswith(".dylib"))
+                newer = [f for f in torch_c_imports(Path(tmp) / name) if f not in oldest]
+                v.report.setdefault("torch_c_imports_newer_than_oldest", {})[name] = newer
+                v.check(not newer, f"symbols: {name} calls C shim functions the oldest torch it claims "
+                                   f"lacks ({oldest_file}): {newer[:5]}")
+                needed = needed_libraries(Path(tmp) / name)
+                c10 = [n for n in needed if re.match(r"(lib)?c10", n.rsplit("/", 1)[-1], re.I)]
+                v.check(not c10, f"symbols: {name} links {c10}")
+            if not pe.is_pe(library_path) and not macho.is_macho(library_path):
+                # (it reads symbols with the host's nm: ELF here; a Mach-O or PE file would read as empty)
+                torch_abi_audit(v, Path(tmp) / folder, Path(library).name, report)
+    return [*extension, library]
 
-    # name
-    match = WHEEL_NAME.match(wheel.name)
-    if not v.check(match is not None, f"name: {wheel.name} is not my_ops-VERSION-cp39-abi3-PLATFORM.whl"):
-        return v
-    expected_version = f"{base_version}+{build.label}" if labelled else base_version
-    v.check(match["version"] == expected_version, f"name: version {match['version']}, expected {expected_version}")
-    v.check(match["python"] == "cp39" and match["abi"] == "abi3",
-            f"name: tags {match['python']}-{match['abi']}, expected cp39-abi3 (one wheel for every CPython >= 3.9)")
-    if platform_tag:
-        v.check(match["platform"] == platform_tag, f"name: platform {match['platform']}, expected {platform_tag}")
 
-    with zipfile.ZipFile(wheel) as zf:
-        names = zf.namelist()
-        dist_info = next(n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info"))
-        metadata = zf.read(f"{dist_info}/METADATA").decode()
-        build_info = json.loads(zf.read("my_ops/_build_info.json"))
-        libraries = [n for n in names if re.search(r"\.(so|pyd|dll|dylib)(\.|$)", n)]
-        extension = [n for n in libraries if re.match(r"my_ops/_C[.\w-]*\.(so|pyd)$", n)]
-        library = find_library(names)
-        v.check(len(extension) == 1, f"bundled: expected one my_ops/_C extension, found {extension}")
-        if v.check(library is not None, "bundled: expected my_ops/libmy_ops.so, .dylib or my_ops/my_ops.dll"):
-            with tempfile.TemporaryDirectory() as tmp:
-                zf.extract(library, tmp)
-                for name in extension:
-                    zf.extract(name, tmp)
-                library_path = Path(tmp) / library
-                cuobjdump = find_cuobjdump()
-                sass_expected, ptx_expected = expected_architectures(build.arch_list)
-                if build.cuda == matrix.CPU:
-                    # the CPU library: no device code, and no CUDA or torch_cuda library linked
-                    needed = needed_libraries(library_path)
-                    cuda_needed = [n for n in needed
-                                   if re.match(r"(lib)?(cuda|cudart|torch_cuda|c10_cuda)", n.rsplit("/", 1)[-1], re.I)]
-                    v.check(not cuda_needed, f"cpu: {library} links CUDA libraries {cuda_needed}")
-                elif v.check(cuobjdump is not None,
-                             "sass: no cuobjdump (set CUOBJDUMP or install nvidia-cuda-cuobjdump)"):
-                    cubins, ptx = inspect_kernels(library_path, cuobjdump)
-                    v.report.update(sass=sorted(cubins, key=lambda s: int(re.sub(r"\D", "", s))),
-                                    ptx=sorted(ptx, key=lambda s: int(re.sub(r"\D", "", s))))
-                    v.check(set(cubins) == sass_expected,
-                            f"sass: SASS for {sorted(cubins)}, expected {sorted(sass_expected)}")
-                    v.check(set(ptx) == ptx_expected, f"sass: PTX for {sorted(ptx)}, expected {sorted(ptx_expected)}")
-                    # every kernel translation unit carries every target
-                    v.check(len(set(cubins.values()) | set(ptx.values())) <= 1,
-                            f"sass: uneven kernels per target: cubins {dict(cubins)}, ptx {dict(ptx)}")
-                if library.endswith(".dylib"):
-                    for name in [library, *extension]:
-                        foreign = [n for n in needed_libraries(Path(tmp) / name) if not MACOS_SYSTEM_LIBRARY.match(n)]
-                        v.check(not foreign, f"bundled: {name} loads libraries a Mac does not have: {foreign}")
-                if build.abi == "stable":
-                    for name in [library, *extension]:
-                        imports = torch_cxx_imports(Path(tmp) / name)
-                        v.report.setdefault("torch_cxx_imports", {})[name] = len(imports)
-                        v.check(not imports, f"symbols: {name} imports torch C++ symbols (not the "
-                                             f"stable ABI): {imports[:5]}")
-                        oldest_file, oldest = oldest_torch_c_symbols(torch_c_symbols,
-                                                                     macos=library.endswith(".dylib"))
-                        newer = [f for f in torch_c_imports(Path(tmp) / name) if f not in oldest]
-                        v.report.setdefault("torch_c_imports_newer_than_oldest", {})[name] = newer
-                        v.check(not newer, f"symbols: {name} calls C shim functions the oldest torch it claims "
-                                           f"lacks ({oldest_file}): {newer[:5]}")
-                        needed = needed_libraries(Path(tmp) / name)
-                        c10 = [n for n in needed if re.match(r"(lib)?c10", n.rsplit("/", 1)[-1], re.I)]
-                        v.check(not c10, f"symbols: {name} links {c10}")
+def torch_abi_audit(v: Verification, folder: Path, library: str, report: dict) -> None:
+    """A second opinion on the stable-ABI audit above: Quansight's torch-abi-audit (PyPI; Linux and
+    macOS), which classifies the same symbols with its own rules and maps each C shim function to
+    the torch release that added it (its vendored shim_function_versions). Both must agree that
+    the library uses only the stable ABI and needs no torch newer than stable_abi_min."""
+    if importlib.util.find_spec("torch_abi_audit") is None:
+        report["torch_abi_audit"] = "not installed (ci/build/requirements-verify.txt: Linux x86_64)"
+        return
+    result = subprocess.run([sys.executable, "-c", "import sys; from torch_abi_audit.cli import main; "
+                             "sys.exit(main())", str(folder), "--json"], capture_output=True, text=True)
+    if not v.check(result.returncode == 0, f"symbols: torch-abi-audit failed on {folder.name}: {result.stderr}"):
+        return
+    audit = json.loads(result.stdout)
+    oldest = tuple(int(p) for p in matrix.load()["defaults"]["stable_abi_min"].split("."))
+    findings = {}
+    for entry in [*audit.get("extensions", []), *audit.get("bundled_libs", [])]:
+        torch = entry.get("torch") or {}
+        name = Path(entry["path"]).name
+        needs = torch.get("min_torch_version")
+        findings[name] = {"uses_torch": torch.get("uses_torch"), "stable": torch.get("stable"),
+                          "min_torch_version": needs}
+        v.check(not torch.get("uses_torch") or torch.get("stable"),
+                f"symbols: torch-abi-audit finds {name} outside the stable ABI: {torch}")
+        v.check(needs is None or tuple(int(p) for p in needs.split(".")[:2]) <= oldest,
+                f"symbols: torch-abi-audit finds {name} needs torch {needs}, newer than the oldest it claims")
+    # the kernel library registers its ops through the C shim: no torch symbol read means no reading at all
+    v.check(bool(findings.get(library, {}).get("uses_torch")),
+            f"symbols: torch-abi-audit read no torch symbol in {library}: {findings.get(library)}")
+    report["torch_abi_audit"] = findings
 
-    # metadata
+
+def check_build_info(v: Verification, build_info: dict, build: matrix.Build, arch_list: str,
+                     expected_version: str, where: str = "buildinfo") -> None:
+    """A build record (my_ops/_build_info.json, or one library's) against its build."""
+    v.check(build_info.get("version") == expected_version,
+            f"{where}: version {build_info.get('version')}, expected {expected_version}")
+    v.check(build_info.get("abi") == build.abi, f"{where}: ABI {build_info.get('abi')}, expected {build.abi}")
+    v.check(build_info.get("torch_requirement") == build.torch_requirement,
+            f"{where}: torch requirement {build_info.get('torch_requirement')}, expected {build.torch_requirement}")
+    v.check(str(build_info.get("torch_version", "")).startswith(build.torch + "."),
+            f"{where}: built against torch {build_info.get('torch_version')}, expected {build.torch}.x")
+    if build.cuda == matrix.CPU:
+        v.check(not build_info.get("cuda_version"), f"{where}: CUDA {build_info.get('cuda_version')}, "
+                                                    "expected none (the CPU build)")
+    else:
+        v.check(str(build_info.get("cuda_version", "")).startswith(build.cuda + "."),
+                f"{where}: CUDA {build_info.get('cuda_version')}, expected {build.cuda}")
+    v.check(build_info.get("arch_list") == arch_list,
+            f"{where}: arch list {build_info.get('arch_list')}, expected {arch_list}")
+
+
+def check_metadata(v: Verification, metadata: str, build: matrix.Build, expected_version: str) -> None:
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     torch_requires = [r for r in requires if re.match(r"torch\b", r) and "extra ==" not in r]
     v.report["requires_torch"] = torch_requires
@@ -287,40 +343,113 @@ def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tool
     metadata_version = re.search(r"^Version: (.+)$", metadata, re.M).group(1)
     v.check(metadata_version == expected_version, f"metadata: Version {metadata_version}, expected {expected_version}")
 
-    check_license(v, wheel, metadata, dist_info)
 
-    # build info
-    v.report["build_info"] = {k: build_info.get(k) for k in ("version", "abi", "torch_requirement", "torch_version",
-                                                            "cuda_version", "arch_list", "commit")}
-    v.check(build_info.get("version") == expected_version, f"buildinfo: version {build_info.get('version')}")
-    v.check(build_info.get("abi") == build.abi, f"buildinfo: ABI {build_info.get('abi')}, expected {build.abi}")
-    v.check(build_info.get("torch_requirement") == build.torch_requirement,
-            f"buildinfo: torch requirement {build_info.get('torch_requirement')}, expected {build.torch_requirement}")
-    v.check(str(build_info.get("torch_version", "")).startswith(build.torch + "."),
-            f"buildinfo: built against torch {build_info.get('torch_version')}, expected {build.torch}.x")
-    if build.cuda == matrix.CPU:
-        v.check(not build_info.get("cuda_version"), f"buildinfo: CUDA {build_info.get('cuda_version')}, "
-                                                    "expected none (the CPU build)")
-    else:
-        v.check(str(build_info.get("cuda_version", "")).startswith(build.cuda + "."),
-                f"buildinfo: CUDA {build_info.get('cuda_version')}, expected {build.cuda}")
-    v.check(build_info.get("arch_list") == build.arch_list,
-            f"buildinfo: arch list {build_info.get('arch_list')}, expected {build.arch_list}")
+def check_name(v: Verification, wheel: Path, expected_version: str, platform_tag: str | None) -> str | None:
+    """The wheel's platform tag, once its name is checked (None: not a my_ops wheel name)."""
+    match = WHEEL_NAME.match(wheel.name)
+    if not v.check(match is not None, f"name: {wheel.name} is not my_ops-VERSION-cp39-abi3-PLATFORM.whl"):
+        return None
+    v.check(match["version"] == expected_version, f"name: version {match['version']}, expected {expected_version}")
+    v.check(match["python"] == "cp39" and match["abi"] == "abi3",
+            f"name: tags {match['python']}-{match['abi']}, expected cp39-abi3 (one wheel for every CPython >= 3.9)")
+    if platform_tag:
+        v.check(match["platform"] == platform_tag, f"name: platform {match['platform']}, expected {platform_tag}")
+    return match["platform"]
 
-    # bundled libraries
-    bundled = [n for n in libraries if n not in extension and n != library]
+
+def check_bundled_size_and_tools(v: Verification, wheel: Path, names: list[str], own: list[str],
+                                 size_limit_mb: float, skip_tools: bool) -> None:
+    libraries = [n for n in names if re.search(r"\.(so|pyd|dll|dylib)(\.|$)", n)]
+    bundled = [n for n in libraries if n not in own]
     v.report["bundled_libraries"] = bundled
     v.check(not bundled, f"bundled: libraries grafted into the wheel: {bundled}")
     v.check(not any(FORBIDDEN_LIBRARIES.search(n) for n in names),
             f"bundled: torch/CUDA libraries inside: {[n for n in names if FORBIDDEN_LIBRARIES.search(n)]}")
-
-    # size
+    size_mb = wheel.stat().st_size / 1e6
+    v.report["size_mb"] = round(size_mb, 2)
     v.check(size_mb <= size_limit_mb, f"size: {size_mb:.1f} MB, over the {size_limit_mb} MB limit")
-
     if not skip_tools:
         run_tool(v, "abi3audit", [sys.executable, "-m", "abi3audit", "--strict", "--report", str(wheel)])
         run_tool(v, "check-wheel-contents", [sys.executable, "-m", "check_wheel_contents", str(wheel)])
         run_tool(v, "twine check", [sys.executable, "-m", "twine", "check", "--strict", str(wheel)])
+
+
+def _dist_info(names: list[str]) -> str:
+    return next(n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info"))
+
+
+def _metadata_and_info(zf: zipfile.ZipFile) -> tuple[str, dict]:
+    dist_info = _dist_info(zf.namelist())
+    return zf.read(f"{dist_info}/METADATA").decode(), json.loads(zf.read("my_ops/_build_info.json"))
+
+
+def verify(wheel: Path, build: matrix.Build, platform_tag: str | None, skip_tools: bool,
+           size_limit_mb: float, base_version: str, labelled: bool = True,
+           torch_c_symbols: Path | None = None) -> Verification:
+    v = Verification()
+    v.report.update(wheel=wheel.name, build=build.name, abi=build.abi, size_mb=round(wheel.stat().st_size / 1e6, 2))
+    expected_version = f"{base_version}+{build.label}" if labelled else base_version
+    tag = check_name(v, wheel, expected_version, platform_tag)
+    if tag is None:
+        return v
+    arch_list = build.arch_list_for(platform_of(tag))
+    v.report["arch_list"] = arch_list
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        metadata, build_info = _metadata_and_info(zf)
+        own = check_kernel_library(v, zf, "my_ops", build, arch_list, torch_c_symbols)
+    check_metadata(v, metadata, build, expected_version)
+    check_license(v, wheel, metadata, _dist_info(names))
+    v.report["build_info"] = {k: build_info.get(k) for k in ("version", "abi", "torch_requirement", "torch_version",
+                                                            "cuda_version", "arch_list", "commit")}
+    check_build_info(v, build_info, build, arch_list, expected_version)
+    check_bundled_size_and_tools(v, wheel, names, own, size_limit_mb, skip_tools)
+    return v
+
+
+def label_free_libraries(platform: str, data: dict) -> dict[str, matrix.Build]:
+    """Label -> build of every kernel library PyPI's wheel for `platform` holds (ci/build/bundle-wheels.py)."""
+    default = matrix.find_build(data["defaults"]["default_pair"], data)
+    members = set(data["defaults"]["label_free_builds"]) | ({default.name} if platform in default.platforms else set())
+    return {b.label: b for b in matrix.all_builds(data) if b.name in members and platform in b.platforms}
+
+
+def verify_label_free(wheel: Path, data: dict, platform_tag: str | None, skip_tools: bool, base_version: str,
+                      torch_c_symbols: Path | None = None) -> Verification:
+    """PyPI's label-free wheel: no local label, and each kernel library under my_ops/_libraries/<label>/
+    checked against its own build as a labelled wheel's is; then size and the tools, as for any wheel."""
+    v = Verification()
+    v.report.update(wheel=wheel.name, build="label-free")
+    tag = check_name(v, wheel, base_version, platform_tag)
+    if tag is None:
+        return v
+    platform = platform_of(tag)
+    expected = label_free_libraries(platform, data)
+    default = matrix.find_build(data["defaults"]["default_pair"], data)
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        metadata, build_info = _metadata_and_info(zf)
+        found = sorted({n.split("/")[2] for n in names if n.startswith("my_ops/_libraries/") and n.count("/") >= 3})
+        v.report["libraries"] = {label: {} for label in found}
+        v.check(found == sorted(expected), f"libraries: my_ops/_libraries/ holds {found}, "
+                                           f"expected {sorted(expected)} (label_free_builds for {platform})")
+        v.check(build_info.get("label") == "" and sorted(build_info.get("libraries", [])) == found,
+                f"buildinfo: label {build_info.get('label')!r} and libraries {build_info.get('libraries')}, "
+                f"expected '' and {found}")
+        v.check(build_info.get("version") == base_version,
+                f"buildinfo: version {build_info.get('version')}, expected {base_version}")
+        own = []
+        for label in found:
+            if label not in expected:
+                continue
+            build, folder = expected[label], f"my_ops/_libraries/{label}"
+            arch_list = build.arch_list_for(platform)
+            own += check_kernel_library(v, zf, folder, build, arch_list, torch_c_symbols)
+            library_info = json.loads(zf.read(f"{folder}/_build_info.json"))
+            check_build_info(v, library_info, build, arch_list, f"{base_version}+{label}", where=f"buildinfo {label}")
+    check_metadata(v, metadata, default, base_version)
+    check_license(v, wheel, metadata, _dist_info(names))
+    check_bundled_size_and_tools(v, wheel, names, own, float(data["defaults"]["wheel_size_limit_mb"]), skip_tools)
     return v
 
 
@@ -335,8 +464,10 @@ def expected_base_version() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("wheel", type=Path)
-    parser.add_argument("--build", "--pair", dest="build", required=True,
+    parser.add_argument("--build", "--pair", dest="build",
                         help="a build (cu130, 2.6-cu124), a pair it serves (2.13-cu130), or 'default'")
+    parser.add_argument("--label-free", action="store_true",
+                        help="PyPI's label-free wheel (ci/build/bundle-wheels.py): each library against its build")
     parser.add_argument("--platform-tag", help="expected platform tag, e.g. manylinux_2_28_x86_64")
     parser.add_argument("--report", type=Path, help="write the findings as JSON here")
     parser.add_argument("--skip-tools", action="store_true", help="skip abi3audit, check-wheel-contents, twine")
@@ -346,11 +477,17 @@ def main() -> int:
     args = parser.parse_args()
 
     data = matrix.load()
-    build = matrix.find_build(data["defaults"]["default_pair"] if args.build == "default" else args.build, data)
     base_version = expected_base_version()
-    v = verify(args.wheel, build, args.platform_tag, args.skip_tools,
-               float(data["defaults"]["wheel_size_limit_mb"]), base_version, labelled=not args.no_label,
-               torch_c_symbols=args.torch_c_symbols)
+    if args.label_free:
+        v = verify_label_free(args.wheel, data, args.platform_tag, args.skip_tools, base_version,
+                              torch_c_symbols=args.torch_c_symbols)
+    else:
+        if not args.build:
+            parser.error("--build is required (or --label-free)")
+        build = matrix.find_build(data["defaults"]["default_pair"] if args.build == "default" else args.build, data)
+        v = verify(args.wheel, build, args.platform_tag, args.skip_tools,
+                   float(data["defaults"]["wheel_size_limit_mb"]), base_version, labelled=not args.no_label,
+                   torch_c_symbols=args.torch_c_symbols)
     v.report["ok"] = not v.failures
     v.report["failures"] = v.failures
     if args.report:

@@ -4,7 +4,10 @@
 For one GitHub event's matrix (build_support/matrix.py gha): every torch wheel a
 build or test job installs (torch X.Y.0 of that CUDA variant, for that
 platform and Python) is on PyTorch's index (or PyPI, for PyPI's own
-variant), and every builder image the Linux builds run in exists. Each image
+variant), PyPI's plain `torch==X.Y.0` is built with the CUDA version
+matrix.toml's `pypi_cuda` says (read from its Linux x86_64 wheel's metadata,
+PEP 658: the version of its `cuda-toolkit` / `nvidia-cuda-runtime[-cuXY]`
+requirement), and every builder image the Linux builds run in exists. Each image
 is resolved to its digest, written as JSON to --images-out: the builds of
 this run use exactly those bytes (`image@sha256:...`), and the digest goes
 into the release notes.
@@ -52,16 +55,64 @@ def fetch(url: str, headers: dict[str, str] | None = None, method: str = "GET") 
         return response.read(), dict(response.headers.items())
 
 
-_pages: dict[str, list[str]] = {}
+_pages: dict[str, dict[str, str]] = {}
+
+
+def wheel_links(index_page: str) -> dict[str, str]:
+    """File name -> absolute URL of every file a PEP 503 project page lists (cached per page)."""
+    if index_page not in _pages:
+        body, _ = fetch(index_page)
+        hrefs = [html.unescape(h) for h in re.findall(r'href="([^"#]+)', body.decode())]
+        _pages[index_page] = {urllib.parse.unquote(h.rsplit("/", 1)[-1]): urllib.parse.urljoin(index_page, h)
+                              for h in hrefs}
+    return _pages[index_page]
 
 
 def wheel_files(index_page: str) -> list[str]:
-    """The file names a PEP 503 project page lists (cached per page)."""
-    if index_page not in _pages:
-        body, _ = fetch(index_page)
-        hrefs = re.findall(r'href="([^"#]+)', body.decode())
-        _pages[index_page] = [urllib.parse.unquote(html.unescape(h).rsplit("/", 1)[-1]) for h in hrefs]
-    return _pages[index_page]
+    """The file names a PEP 503 project page lists."""
+    return list(wheel_links(index_page))
+
+
+# The requirement that names the CUDA toolkit a torch wheel was built with:
+# cuda-toolkit[...]==13.0.2 (torch 2.11 on), nvidia-cuda-runtime-cu12==12.8.90
+# (CUDA 12 builds), nvidia-cuda-runtime==13.x (the CUDA 13 name without suffix).
+CUDA_REQUIREMENT = re.compile(r"^(cuda-toolkit|nvidia-cuda-runtime(?:-cu\d+)?)\s*(?:\[[^\]]*\])?\s*"
+                              r"==\s*(\d+)\.(\d+)", re.I)
+
+
+def cuda_of_metadata(metadata: str) -> tuple[str, str] | None:
+    """(CUDA major.minor, the requirement it was read from) of a torch wheel's METADATA; None for a CPU build."""
+    for line in metadata.splitlines():
+        if line.lower().startswith("requires-dist:"):
+            requirement = line.split(":", 1)[1].strip()
+            match = CUDA_REQUIREMENT.match(requirement)
+            if match and "extra ==" not in requirement:
+                return f"{match[2]}.{match[3]}", requirement.split(";")[0].strip()
+    return None
+
+
+def pypi_cuda_problem(minor: str, version: str, expected: str) -> str | None:
+    """None when PyPI's plain torch `version` (Linux x86_64) is built with CUDA `expected`."""
+    page = f"{PYPI_SIMPLE}/torch/"
+    # any CPython's Linux x86_64 wheel: they share their requirements
+    pattern = re.compile(rf"torch-{re.escape(version)}(-\d+)?-cp\d+-cp\d+t?-{WHEEL_PLATFORM['linux']}\.whl$")
+    try:
+        links = wheel_links(page)
+        wheel = next((name for name in sorted(links) if pattern.match(name)), None)
+        if wheel is None:
+            return f"torch {version} for linux: no wheel on {page} to read its CUDA version from"
+        metadata, _ = fetch(links[wheel] + ".metadata")  # PEP 658: the wheel's METADATA alone
+    except (urllib.error.URLError, OSError) as error:
+        return f"{page}: the metadata of PyPI's torch {version}: {error}"
+    found = cuda_of_metadata(metadata.decode("utf-8", "replace"))
+    if found is None:
+        return (f"PyPI's torch {version} ({wheel}) requires no CUDA runtime: a CPU build, but "
+                f"build_support/matrix.toml says pypi_cuda = \"{expected}\" for torch {minor}")
+    cuda, requirement = found
+    if cuda != expected:
+        return (f"PyPI's torch {version} is built with CUDA {cuda} ({requirement}), but build_support/matrix.toml "
+                f"says pypi_cuda = \"{expected}\" for torch {minor}: set [torch.\"{minor}\"] pypi_cuda = \"{cuda}\"")
+    return None
 
 
 def torch_wheel_problem(version: str, label: str, from_pypi: bool, platform: str, python: str) -> str | None:
@@ -123,6 +174,18 @@ def needed(event: str) -> tuple[set[tuple[str, str, bool, str, str]], set[str]]:
     return wheels, images
 
 
+def pypi_torches(event: str) -> list[tuple[str, str, str]]:
+    """(minor, version, pypi_cuda) of every torch minor whose PyPI wheel the event's jobs install."""
+    data = matrix.load()
+    minors = {(w[0], w[1]) for w in needed(event)[0] if w[2]}  # (version, label) taken from PyPI
+    out = []
+    for minor, spec in data["torch"].items():
+        cuda = spec.get("pypi_cuda")
+        if cuda and any(version == spec["build_version"] for version, _ in minors):
+            out.append((minor, spec["build_version"], cuda))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--event", required=True)
@@ -130,13 +193,16 @@ def main() -> int:
     args = parser.parse_args()
     wheels, images = needed(args.event)
     problems = [p for w in sorted(wheels) if (p := torch_wheel_problem(*w))]
+    pypi_variants = pypi_torches(args.event)
+    problems += [p for v in pypi_variants if (p := pypi_cuda_problem(*v))]
     digests = {}
     for image in sorted(images):
         try:
             digests[image] = image_digest(image)
         except LookupError as error:
             problems.append(str(error))
-    print(f"checked {len(wheels)} torch wheels and {len(images)} builder images")
+    print(f"checked {len(wheels)} torch wheels, the CUDA of {len(pypi_variants)} PyPI torch releases and "
+          f"{len(images)} builder images")
     for problem in problems:
         print(f"::error::{problem}")
     if args.images_out:

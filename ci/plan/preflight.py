@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Stop a release before anything is built when a repository setting would refuse it later.
+"""Stop a release before anything is built when a repository setting would refuse it later,
+and keep the self-hosted GPU runner out of reach of code nobody reviewed.
+
+    ci/plan/preflight.py                   the release/nightly preflight (KIND)
+    ci/plan/preflight.py --check gpu-runner  only the GPU runner's settings (wheels.yml, before
+                                           any GPU job of any event)
 
 Reads the repository's settings through GitHub's REST API and checks, for
 this run's kind (release: a v* tag; nightly: main):
@@ -7,30 +12,46 @@ this run's kind (release: a v* tag; nightly: main):
     github-pages) let this ref deploy: no rule, or a custom rule whose
     branch or tag pattern matches it, or "protected branches" with a
     protected branch (a tag never passes that one);
+  - a human stands before PyPI (releases): the `pypi` environment has
+    required reviewers, and an active tag ruleset covers `v*` tags and
+    restricts their creation and update (only its bypass list may push the
+    tag that starts a release);
   - GitHub Pages is enabled and deployed by Actions (build type "workflow");
   - immutable releases are off for a nightly (it adds and deletes assets of
     the published rolling `nightly` release, which they forbid);
-  - pull requests from forks wait for approval before they run workflows
-    ("all external contributors"): a fork's workflow file could otherwise
-    reach the self-hosted GPU runner.
+  - the GPU runner (also alone, --check gpu-runner): pull requests from
+    forks wait for approval before they run workflows ("all external
+    contributors"), and no repository-level runner carries the `gpu` label
+    (any workflow file of any branch can name a repository's runner; an
+    organization runner group limited to selected workflows cannot be reached
+    from a pull request's copy of them);
+  - the dated facts of ci/plan/expiry.toml (runner images, action runtimes):
+    an expired one is an error, one within its warning window a warning.
 Every problem is printed with the setting that fixes it; exit 1 if any.
 
 Environment: API_URL, REPOSITORY (owner/name), KIND (release|nightly), REF
 (refs/tags/v1.0.0, refs/heads/main), TOKEN (the job's GITHUB_TOKEN:
 actions and pages read), ADMIN_TOKEN (a fine-grained token with
-"Administration: read" of this repository, for the last two settings; the
-PREFLIGHT_TOKEN secret). Any server that answers as GitHub's API does works
-(tests/packaging/test_ci_scripts.py and ci/test/workflow_test.py serve one on 127.0.0.1).
+"Administration: read" of this repository, for the fork-approval policy,
+the repository's runners and immutable releases; the PREFLIGHT_TOKEN secret),
+TODAY (YYYY-MM-DD, default: today in UTC). Any server that answers as
+GitHub's API does works (tests/packaging/test_preflight.py serves recorded
+answers, ci/test/workflow_test.py stand-ins, on 127.0.0.1).
 """
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import json
 import os
 import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import expiry  # noqa: E402
 
 SETTINGS = "Settings > Environments"
 
@@ -103,16 +124,108 @@ def environment_problem(api: Api, environment: str, ref: str) -> str | None:
             f"'{'v*' if what == 'tag' else name}'")
 
 
-def main() -> int:
+def reviewers_problem(api: Api, environment: str) -> str | None:
+    """None when the environment makes a person approve each job that uses it."""
+    fix = (f"in {SETTINGS} > {environment}, tick 'Required reviewers' and add the people who may "
+           "approve a release")
+    answer = api.get(f"/environments/{environment}")
+    if answer is None:
+        return f"environment '{environment}' does not exist, so nobody approves its jobs: create it, and {fix}"
+    rules = [r for r in answer.get("protection_rules") or [] if r.get("type") == "required_reviewers"]
+    if not any(r.get("reviewers") for r in rules):
+        return f"environment '{environment}' has no required reviewers: a tag would publish unreviewed; {fix}"
+    return None
+
+
+TAG_EXAMPLE = "refs/tags/v0.0.0"  # any release tag: the ruleset must cover the v* pattern
+
+
+def ref_in_conditions(ref: str, conditions: dict) -> bool:
+    """Whether a ruleset's ref_name conditions cover `ref` (~ALL, or fnmatch patterns)."""
+    names = (conditions or {}).get("ref_name") or {}
+    include, exclude = names.get("include") or [], names.get("exclude") or []
+    covered = lambda patterns: any(p == "~ALL" or fnmatch.fnmatchcase(ref, p) for p in patterns)  # noqa: E731
+    return covered(include) and not covered(exclude)
+
+
+def tag_ruleset_problem(api: Api) -> str | None:
+    """None when an active tag ruleset limits who may create or move a v* tag."""
+    fix = ("in Settings > Rules > Rulesets, add a tag ruleset (Enforcement: Active; target tags: "
+           "include 'v*') with 'Restrict creations', 'Restrict updates' and 'Restrict deletions', and "
+           "only the release managers in its bypass list")
+    summaries = api.get("/rulesets?targets=tag&includes_parents=true&per_page=100") or []
+    found = []
+    for summary in summaries:
+        if summary.get("target", "tag") != "tag" or summary.get("enforcement") != "active":
+            continue
+        ruleset = api.get(f"/rulesets/{summary['id']}") or {}
+        if not ref_in_conditions(TAG_EXAMPLE, ruleset.get("conditions") or {}):
+            continue
+        kinds = {rule.get("type") for rule in ruleset.get("rules") or []}
+        if {"creation", "update"} <= kinds:
+            return None
+        found.append(f"'{ruleset.get('name')}' restricts {sorted(kinds) or 'nothing'}")
+    what = f" (active ones covering v*: {'; '.join(found)})" if found else ""
+    return f"no tag ruleset restricts who may create or move v* tags, and a v* tag starts a release{what}: {fix}"
+
+
+def gpu_runner_problems(api: Api) -> list[str]:
+    """What would let code nobody reviewed reach the self-hosted GPU runner (needs ADMIN_TOKEN)."""
+    problems = []
+    repository = api.get("", "ADMIN_TOKEN") or {}
+    if not repository.get("private", False):
+        approval = api.get("/actions/permissions/fork-pr-contributor-approval", "ADMIN_TOKEN") or {}
+        if approval.get("approval_policy") != "all_external_contributors":
+            problems.append(f"pull requests from forks run workflows without approval "
+                            f"({approval.get('approval_policy')!r}): a fork's workflow file could reach the "
+                            "self-hosted GPU runner; in Settings > Actions > General > 'Approval for running "
+                            "fork pull request workflows from contributors', choose 'Require approval for all "
+                            "external contributors'")
+    runners = (api.get("/actions/runners?per_page=100", "ADMIN_TOKEN") or {}).get("runners", [])
+    exposed = [r.get("name", "?") for r in runners if "gpu" in {label.get("name") for label in r.get("labels", [])}]
+    if exposed:
+        problems.append(f"the GPU runner {', '.join(exposed)} is registered to the repository, where every "
+                        "workflow file of every branch and pull request can name it: register it in an "
+                        "organization runner group limited to this repository with Workflow access 'Selected "
+                        "workflows' (.github/workflows/wheels.yml at refs/heads/main and refs/tags/v*) "
+                        "(docs/releasing.md)")
+    return problems
+
+
+def expiry_report(today: str | None) -> tuple[list[str], list[str]]:
+    """(errors, warnings) of the dated facts the workflows rely on (ci/plan/expiry.py)."""
+    findings = expiry.check(expiry.load(), expiry.used_runner_labels(), expiry.pinned_actions(),
+                            expiry.parse_date(today) if today else None)
+    return ([f.message for f in findings if f.expired], [f.message for f in findings if not f.expired])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", choices=("all", "gpu-runner"), default="all")
+    args = parser.parse_args(argv)
     api = Api()
+    problems = []
+    if args.check == "gpu-runner":
+        try:
+            problems += gpu_runner_problems(api)
+        except PermissionError as error:
+            problems.append(f"cannot read the repository's administration settings ({error}): add a "
+                            "fine-grained token with 'Administration: read' on this repository as the secret "
+                            "PREFLIGHT_TOKEN")
+        for problem in problems:
+            print(f"::error::{problem}")
+        if not problems:
+            print("preflight: the GPU runner is out of reach of unreviewed workflow files")
+        return 1 if problems else 0
     kind, ref = os.environ["KIND"], os.environ["REF"]
     environments = ["release", "pypi", "github-pages"] if kind == "release" else ["nightly", "github-pages"]
-    problems = []
     try:
         for environment in environments:
             problem = environment_problem(api, environment, ref)
             if problem:
                 problems.append(problem)
+        if kind == "release":
+            problems += filter(None, [reviewers_problem(api, "pypi"), tag_ruleset_problem(api)])
         pages = api.get("/pages")
         if pages is None:
             problems.append("GitHub Pages is not enabled: in Settings > Pages, set Source to 'GitHub Actions'")
@@ -128,18 +241,14 @@ def main() -> int:
             problems.append("immutable releases are on: the nightly adds and deletes assets of the published "
                             "rolling `nightly` release, which they forbid; turn them off in Settings > General > "
                             "Releases, or publish releases only")
-        repository = api.get("", "ADMIN_TOKEN") or {}
-        if not repository.get("private", False):
-            approval = api.get("/actions/permissions/fork-pr-contributor-approval", "ADMIN_TOKEN") or {}
-            if approval.get("approval_policy") != "all_external_contributors":
-                problems.append(f"pull requests from forks run workflows without approval "
-                                f"({approval.get('approval_policy')!r}): a fork's workflow file could reach the "
-                                "self-hosted GPU runner; in Settings > Actions > General > 'Approval for running "
-                                "fork pull request workflows from contributors', choose 'Require approval for all "
-                                "external contributors'")
+        problems += gpu_runner_problems(api)
     except PermissionError as error:
         problems.append(f"cannot read the repository's administration settings ({error}): add a fine-grained "
                         "token with 'Administration: read' on this repository as the secret PREFLIGHT_TOKEN")
+    expired, expiring = expiry_report(os.environ.get("TODAY"))
+    problems += expired
+    for warning in expiring:
+        print(f"::warning::{warning}")
     for problem in problems:
         print(f"::error::{problem}")
     if not problems:

@@ -121,7 +121,7 @@ def render(base_url: str) -> str:
                  "platforms": list(p.platforms), "index_path": p.index_path} for p in pairs]
     rows = "\n".join(
         f"<tr><td>{p.torch}</td><td>{p.cuda}</td><td>+{p.label} {p.abi}</td><td>{', '.join(p.platforms)}</td>"
-        f"<td>{html.escape(p.arch_list.replace(';', ' '))}</td>"
+        f"<td>{html.escape(matrix.arch_text(p))}</td>"
         f"<td><a href=\"{p.index_path}\">{p.index_path}</a></td></tr>" for p in pairs)
     return (TEMPLATE.replace("__ROWS__", rows)
             .replace("__PAIRS__", json.dumps(selector))

@@ -43,7 +43,22 @@ def default_state() -> dict:
         "site_dir": None,            # the site the scenario deployed to Pages
         "cancelled": False,
         "host_wheels": None,         # folder of the wheels /pip/ serves itself (torch)
+        "torch_metadata": {},        # torch version -> its wheels' METADATA (default: matrix.toml's pypi_cuda)
+        "rulesets": [{"id": 1, "name": "release tags", "target": "tag", "enforcement": "active",
+                      "conditions": {"ref_name": {"include": ["refs/tags/v*"], "exclude": []}},
+                      "rules": [{"type": "creation"}, {"type": "update"}, {"type": "deletion"}]}],
     }
+
+
+def _pypi_torch_metadata(version: str) -> str:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "build_support"))
+    import matrix
+
+    cuda = next(spec.get("pypi_cuda") for spec in matrix.load()["torch"].values() if spec["build_version"] == version)
+    return (f"Metadata-Version: 2.4\nName: torch\nVersion: {version}\n"
+            f'Requires-Dist: cuda-toolkit[cudart]=={cuda}.0; platform_system == "Linux"\n')
 
 
 class StandIns:
@@ -102,6 +117,11 @@ class StandIns:
             return 200, f"<html><body>\n{links}</body></html>".encode(), {"Content-Type": "text/html"}
         if path.startswith("/pip/"):
             return self.pip(path)
+        if path.startswith("/files/torch-") and path.endswith(".whl.metadata"):
+            # PEP 658 metadata of PyPI's torch: the CUDA requirement of its matrix.toml pypi_cuda
+            # (state["torch_metadata"]: version -> METADATA text, to make it disagree)
+            version = path[len("/files/torch-"):].split("-")[0]
+            return 200, state["torch_metadata"].get(version, _pypi_torch_metadata(version)).encode(), {}
         if path == "/registry/token":
             return 200, b'{"token": "stand-in"}', {}
         if path.startswith("/registry/v2/") and "/manifests/" in path:
@@ -163,7 +183,13 @@ class StandIns:
                 return 404, b"{}", {}
             if len(parts) > 2 and parts[2] == "deployment-branch-policies":
                 return ok({"branch_policies": environment.get("policies", [])})
-            return ok({"name": parts[1], "deployment_branch_policy": environment.get("deployment_branch_policy")})
+            return ok({"name": parts[1], "deployment_branch_policy": environment.get("deployment_branch_policy"),
+                       "protection_rules": environment.get("protection_rules", [])})
+        if rest == "rulesets":
+            return ok(state["rulesets"])
+        if rest.startswith("rulesets/"):
+            found = [r for r in state["rulesets"] if str(r["id"]) == rest.split("/")[1]]
+            return ok(found[0]) if found else (404, b"{}", {})
         if rest == "pages":
             return ok(state["pages"]) if state["pages"] else (404, b"{}", {})
         if rest == "immutable-releases":
@@ -178,5 +204,9 @@ class StandIns:
 # What GitHub creates for Pages with source "GitHub Actions": the default branch only.
 PAGES_DEFAULT = {"deployment_branch_policy": {"protected_branches": False, "custom_branch_policies": True},
                  "policies": [{"name": "main", "type": "branch"}]}
+# The one-time setting of docs/releasing.md: a person approves each PyPI upload.
+PYPI_WITH_REVIEWERS = {"deployment_branch_policy": None,
+                       "protection_rules": [{"id": 1, "type": "required_reviewers",
+                                             "reviewers": [{"type": "User", "reviewer": {"login": "maintainer"}}]}]}
 # The one-time setting of docs/releasing.md: tags v* may deploy too.
 PAGES_WITH_TAGS = {**PAGES_DEFAULT, "policies": [{"name": "main", "type": "branch"}, {"name": "v*", "type": "tag"}]}

@@ -74,12 +74,13 @@ ACTIONS = {}  # "owner/name@sha" -> stand-in name, read from the workflows
 RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test/test-wheel.sh", "ci/test/test-gpu.sh", "ci/lib/setup-venv.sh",
                   "ci/build/windows-setup.sh", "ci/build/check-cuda-toolkit.sh", "ci/build/free-disk.sh",
                   "ci/release/fetch-released-wheels.sh", "ci/release/publish-github-release.sh",
-                  "ci/release/check-sdist-builds.sh"]
+                  "ci/release/check-sdist-builds.sh",
+                  "ci/build/verify-bundles.sh"]
 # Recorded steps that also run for real where they can: the real script stays beside its recorder as STEP.real.
 PARTLY_REAL = ["ci/lib/setup-venv.sh", "ci/test/test-wheel.sh", "ci/release/check-sdist-builds.sh"]
 # What test-wheel.sh runs for real: enough to load the wheel's library into torch and run ops on it.
 TEST_SUBSET = ["tests/ops/test_rms_norm.py", "-x", "-k", "module or gradcheck or op_directly or writes_only or qk_norm"]
-LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-14", "self-hosted"]
+LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-15", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
 
 
@@ -106,6 +107,7 @@ ACTION_INPUTS = {
     "deploy-pages": ["artifact_name"],
     "gh-action-pypi-publish": ["packages-dir", "attestations", "skip-existing"],
     "checkout": ["persist-credentials"],
+    "setup-msvc-dev": ["arch"],
 }
 
 
@@ -706,7 +708,8 @@ def main() -> int:
             state.update(workflow_standins.default_state())
             state["torch_wheels"] = set(torch_wheels) - ({missing_torch} if name == "tag-torch-missing" else set())
             state["environments"] = {"github-pages": workflow_standins.PAGES_DEFAULT if name == "tag-pages-refuses"
-                                     else workflow_standins.PAGES_WITH_TAGS}
+                                     else workflow_standins.PAGES_WITH_TAGS,
+                                     "pypi": workflow_standins.PYPI_WITH_REVIEWERS}
             state["gpu_jobs"] = [(f"{caller}gpu-watchdog", "in_progress", 1),
                                  (gpu_name, "queued" if name == "tag-gpu-stuck" else "completed", 50)]
             state["host_wheels"] = str(host_wheels)
@@ -740,9 +743,9 @@ def main() -> int:
             c(len(tested) == expected(ev, "test-cpu") and all(t["serves"] for t in tested),
               f"{expected(ev, 'test-cpu')} CPU test jobs, each given the wheel that serves its pair")
             gpu = len(ran("test-gpu"))
-            want_gpu = 0 if name == "fork-pull-request" else expected(ev, "test-gpu")
-            c(gpu == want_gpu, f"{want_gpu} GPU test jobs ({'none: a fork' if not want_gpu else 'same repository'})")
-            c(bool(ran("gpu-watchdog")) == (name != "fork-pull-request"), "the GPU watchdog runs iff GPU jobs do")
+            want_gpu = 0 if ev == "pull_request" else expected(ev, "test-gpu")
+            c(gpu == want_gpu, f"{want_gpu} GPU test jobs ({'none: a pull request' if not want_gpu else 'main'})")
+            c(bool(ran("gpu-watchdog")) == (ev != "pull_request"), "the GPU watchdog runs iff GPU jobs do")
             verified = [r for r in run["records"] if r["kind"] == "verified"]
             c(len(verified) == 1 and verified[0]["ok"],
               "the default build's real wheel passes ci/build/verify-wheel.py")

@@ -221,7 +221,7 @@ def test_check_sources_names_a_missing_image(stand_ins):
                                                                   "custom_branch_policies": False}}, False),
 ])
 def test_preflight_reads_the_pages_environment_rules(stand_ins, kind, ref, pages, ok):
-    stand_ins.state["environments"] = {"github-pages": pages}
+    stand_ins.state["environments"] = {"github-pages": pages, "pypi": workflow_standins.PYPI_WITH_REVIEWERS}
     result = _run("ci/plan/preflight.py", stand_ins, {"KIND": kind, "REF": ref})
     assert (result.returncode == 0) == ok, result.stdout
     if not ok:
@@ -235,7 +235,8 @@ def test_preflight_reads_the_pages_environment_rules(stand_ins, kind, ref, pages
     ("pages", {"build_type": "legacy"}, "release", "builds from a branch"),
 ])
 def test_preflight_stops_on_each_setting_that_would_refuse_a_step(stand_ins, setting, value, kind, message):
-    stand_ins.state["environments"] = {"github-pages": workflow_standins.PAGES_WITH_TAGS}
+    stand_ins.state["environments"] = {"github-pages": workflow_standins.PAGES_WITH_TAGS,
+                                       "pypi": workflow_standins.PYPI_WITH_REVIEWERS}
     stand_ins.state[setting] = value
     ref = "refs/tags/v1.0.0" if kind == "release" else "refs/heads/main"
     result = _run("ci/plan/preflight.py", stand_ins, {"KIND": kind, "REF": ref})
@@ -243,7 +244,8 @@ def test_preflight_stops_on_each_setting_that_would_refuse_a_step(stand_ins, set
 
 
 def test_preflight_without_the_admin_token_says_which_secret(stand_ins):
-    stand_ins.state["environments"] = {"github-pages": workflow_standins.PAGES_WITH_TAGS}
+    stand_ins.state["environments"] = {"github-pages": workflow_standins.PAGES_WITH_TAGS,
+                                       "pypi": workflow_standins.PYPI_WITH_REVIEWERS}
     result = _run("ci/plan/preflight.py", stand_ins, {"KIND": "release", "REF": "refs/tags/v1.0.0", "ADMIN_TOKEN": ""})
     assert result.returncode == 1 and "PREFLIGHT_TOKEN" in result.stdout
 

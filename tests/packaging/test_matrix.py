@@ -43,12 +43,14 @@ def test_support_policy():
         assert spec.get("pypi_cuda") in spec["cuda"], f"torch {minor}: PyPI's variant must be built"
 
 
-@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
-def test_arch_list_is_buildable_and_ends_in_ptx(pair):
+@pytest.mark.parametrize("pair,platform", [(p, pl) for p in PAIRS for pl in p.platforms],
+                         ids=lambda v: v if isinstance(v, str) else v.name)
+def test_arch_list_is_buildable_and_ends_in_ptx(pair, platform):
+    arch_list = pair.arch_list_for(platform)
     if pair.cuda == matrix.CPU:
-        assert pair.arch_list == "" and pair.label == "cpu"  # no device code at all
+        assert arch_list == "" and pair.label == "cpu"  # no device code at all
         return
-    entries = pair.arch_list.split(";")
+    entries = arch_list.split(";")
     sms = [int(e.replace("+PTX", "").replace(".", "")) for e in entries]
     assert set(sms) <= NVCC_TARGETS[pair.cuda], f"nvcc {pair.cuda} cannot target {set(sms) - NVCC_TARGETS[pair.cuda]}"
     assert sms == sorted(sms)
@@ -133,6 +135,44 @@ def test_gha_matrices(event):
     for entry in build_windows:
         assert f"--index-url https://download.pytorch.org/whl/{entry['label']}" in entry["torch_install_args"]
         assert (entry["windows_toolkit"] == "") == (entry["name"] == "cpu")  # the CPU build installs no toolkit
+
+
+# The SMs PyTorch's own Linux aarch64 CUDA wheels ship SASS for (pytorch/pytorch
+# .ci/aarch64_linux/aarch64_ci_build.sh; 13.2 as 13.0): no x86-only SKU (5.0-7.5,
+# 8.6), and sm_110 (Jetson Thor) from CUDA 13 on.
+PYTORCH_AARCH64_SASS = {"12.6": {80, 90}, "12.8": {80, 90, 100, 120}, "13.0": {80, 90, 100, 110, 120},
+                        "13.2": {80, 90, 100, 110, 120}}
+
+
+@pytest.mark.parametrize("build", [b for b in BUILDS if "linux-aarch64" in b.platforms and b.cuda != matrix.CPU],
+                         ids=lambda b: b.name)
+def test_aarch64_arch_list_is_pytorchs_aarch64_list(build):
+    """matrix.toml's promise holds on aarch64 too: every SM PyTorch's aarch64 wheels carry, and PTX of the newest."""
+    arch_list = build.arch_list_for("linux-aarch64")
+    sms = [int(e.replace("+PTX", "").replace(".", "")) for e in arch_list.split(";")]
+    assert set(sms) == PYTORCH_AARCH64_SASS[build.cuda], arch_list
+    assert arch_list.endswith(f"{max(sms) // 10}.{max(sms) % 10}+PTX")
+    # the build, the verification and the workflow entry all take this list
+    entry = next(e for e in matrix.gha_matrix("push", "build-linux")["include"]
+                 if e["name"] == build.name and e["platform"] == "linux-aarch64")
+    assert entry["arch_list"] == arch_list
+    x86 = next(e for e in matrix.gha_matrix("push", "build-linux")["include"]
+               if e["name"] == build.name and e["platform"] == "linux")
+    assert x86["arch_list"] == build.arch_list != arch_list
+    out = subprocess.run([sys.executable, str(ROOT / "build_support/matrix.py"), "build", build.name, "--field",
+                          "arch_list", "--platform", "linux-aarch64"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == arch_list
+    out = subprocess.run([sys.executable, str(ROOT / "build_support/matrix.py"), "arch-list", "--cuda", build.cuda,
+                          "--platform", "linux-aarch64"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == arch_list
+    assert f"linux-aarch64: {arch_list.replace(';', ' ')}" in matrix.readme_table()
+
+
+def test_build_wheel_takes_this_platforms_arch_list():
+    """ci/build/build-wheel.sh asks the matrix for the list of the platform it builds on."""
+    text = (ROOT / "ci/build/build-wheel.sh").read_text()
+    call = re.search(r'TORCH_CUDA_ARCH_LIST="\$\(.*?\)"', text, re.S)
+    assert call and '--platform "$(ci/lib/host-platform.sh)"' in call.group(0)
 
 
 def test_aarch64_variants_follow_pytorch():

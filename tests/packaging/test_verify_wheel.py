@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -62,6 +63,14 @@ def test_built_wheel_passes(tmp_path):
     assert data["ok"] and data["bundled_libraries"] == []
     assert data["tools"] == {"abi3audit": "ok", "check-wheel-contents": "ok", "twine check": "ok"}
     assert data["abi"] == my_ops.build_info.abi == build.abi
+    if build.abi == "stable" and importlib.util.find_spec("torch_abi_audit"):
+        # the second opinion read both shared objects: stable ABI only, nothing newer than the oldest torch
+        audit = data["torch_abi_audit"]
+        assert sorted(audit) == sorted(["libmy_ops.so", next(n for n in audit if n.startswith("_C"))])
+        assert audit["libmy_ops.so"]["uses_torch"] and audit["libmy_ops.so"]["stable"]
+        oldest = tuple(map(int, matrix.load()["defaults"]["stable_abi_min"].split(".")))
+        assert tuple(map(int, audit["libmy_ops.so"]["min_torch_version"].split(".")[:2])) <= oldest
+        assert all(a["stable"] or not a["uses_torch"] for a in audit.values())
     if build.abi == "stable":
         assert data["requires_torch"] == ["torch"]  # a stable wheel never replaces an installed torch
         # the stable wheel's shared objects import no torch C++ symbol
@@ -128,6 +137,20 @@ def test_torch_cxx_symbol_in_stable_wheel_fails(tmp_path):
     assert result.returncode == 1
     assert ("symbols: my_ops/libmy_ops.so imports torch C++ symbols (not the stable ABI): ['c10::warn()']"
             in result.stdout)
+    if importlib.util.find_spec("torch_abi_audit"):  # the second opinion agrees
+        assert "torch-abi-audit finds libmy_ops.so outside the stable ABI" in result.stdout
+
+
+def test_torch_abi_audit_dates_a_shim_function_the_oldest_torch_lacks(tmp_path):
+    """aoti_torch_cpu_nonzero_static came with torch 2.11 (PyTorch's shim_function_versions.txt):
+    both audits refuse it in a wheel that claims torch 2.10."""
+    pytest.importorskip("torch_abi_audit", reason="needs ci/build/requirements-verify.txt (Linux x86_64)")
+    result = _verify_with_library(
+        tmp_path, "extern int aoti_torch_cpu_nonzero_static(void);\n"
+                  "int f(void) { return aoti_torch_cpu_nonzero_static(); }\n")
+    assert result.returncode == 1
+    assert "torch-abi-audit finds libmy_ops.so needs torch 2.11.0, newer than the oldest it claims" in result.stdout
+    assert "calls C shim functions the oldest torch it claims lacks" in result.stdout
 
 
 def test_shim_function_newer_than_the_oldest_torch_fails(tmp_path):
@@ -155,6 +178,71 @@ def test_wrong_arch_list_in_build_info_fails(tmp_path):
     result = _verify(wheel, "--skip-tools")
     assert result.returncode == 1
     assert "buildinfo: arch list 8.0;9.0, expected" in result.stdout
+
+
+def test_an_aarch64_wheel_is_held_to_the_aarch64_arch_list(tmp_path):
+    """The same library named for Linux aarch64 must carry that platform's list (sm_110 for CUDA 13)."""
+    wheel = _built_wheel()
+    build = _build_of(wheel)
+    aarch64 = build.arch_list_for("linux-aarch64")
+    if aarch64 == build.arch_list:
+        pytest.skip(f"{build.name} has one arch list for every platform")
+    renamed = tmp_path / re.sub(r"-[^-]+\.whl$", "-manylinux_2_28_aarch64.whl", wheel.name)
+    shutil.copy(wheel, renamed)
+    result = _verify(renamed, "--skip-tools")
+    assert result.returncode == 1
+    assert f"expected {aarch64}" in result.stdout
+    assert "sm_110" in result.stdout or build.cuda < "13"
+
+
+def _label_free(tmp_path: Path) -> Path:
+    """PyPI's label-free wheel made from the built one alone (ci/build/bundle-wheels.py)."""
+    spec = importlib.util.spec_from_file_location("bundle_wheels", ROOT / "ci/build/bundle-wheels.py")
+    bundle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bundle)
+    wheel = _built_wheel()
+    if _build_of(wheel).name != matrix.find_build(matrix.load()["defaults"]["default_pair"]).name:
+        pytest.skip("the label-free wheel is made from the default build's wheel")
+    return bundle.label_free(wheel, [], tmp_path / "bundle")
+
+
+def _verify_label_free(wheel: Path, report: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    result = subprocess.run([sys.executable, str(ROOT / "ci/build/verify-wheel.py"), str(wheel), "--label-free",
+                             "--report", str(report), *extra], capture_output=True, text=True)
+    return result, json.loads(report.read_text())
+
+
+def test_label_free_wheel_is_verified_library_by_library_and_by_the_tools(tmp_path):
+    """PyPI's wheel gets every check a labelled one gets; made from one build only, it lacks the
+    other libraries of label_free_builds, and that is all that fails."""
+    wheel = _label_free(tmp_path)
+    result, report = _verify_label_free(wheel, tmp_path / "report.json")
+    assert report["tools"] == {"abi3audit": "ok", "check-wheel-contents": "ok", "twine check": "ok"}
+    label = _build_of(wheel).label
+    assert report["libraries"][f"my_ops/_libraries/{label}"]["sass"]  # its device code was read
+    assert result.returncode == 1
+    assert [f.split(":")[0] for f in report["failures"]] == ["libraries"], report["failures"]
+    assert f"holds ['{label}'], expected" in report["failures"][0]
+
+
+@pytest.mark.parametrize("change,message", [
+    ("arch", "buildinfo {label}: arch list 8.0;9.0, expected"),
+    ("label", "name: version"),
+])
+def test_label_free_wheel_faults_are_found(tmp_path, change, message):
+    wheel = _label_free(tmp_path)
+    label = _build_of(wheel).label
+    if change == "arch":
+        record = f"my_ops/_libraries/{label}/_build_info.json"
+        with zipfile.ZipFile(wheel) as zf:
+            info = json.loads(zf.read(record))
+        broken = _broken_copy(wheel, tmp_path, replace={record: json.dumps({**info, "arch_list": "8.0;9.0"}).encode()})
+    else:
+        broken = tmp_path / wheel.name.replace("-cp39", f"+{label}-cp39")
+        shutil.copy(wheel, broken)
+    result, report = _verify_label_free(broken, tmp_path / "report.json", "--skip-tools")
+    assert result.returncode == 1
+    assert any(f.startswith(message.format(label=label)) for f in report["failures"]), report["failures"]
 
 
 def test_wrong_name_fails(tmp_path):

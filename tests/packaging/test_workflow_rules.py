@@ -1,0 +1,166 @@
+"""Who can reach the self-hosted GPU runner, read statically from .github/workflows.
+
+GitHub runs a pull request's own copy of the workflow files (a fork's, a
+Dependabot branch's, any unmerged branch's): a condition in them protects
+nothing for that run, so the GPU jobs must not run for pull requests at all,
+nor for refs whose code was not reviewed (a manual run from a branch). What
+stops a pull request's modified copy is the runner's own settings, which the
+gpu-guard job checks before every GPU run (not only in releases). These tests
+evaluate the jobs' `if:` expressions for each kind of event.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+yaml = pytest.importorskip("yaml", reason="needs PyYAML (ci/lib/requirements.txt)")
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / ".github" / "workflows"
+REPOSITORY = "my-ops/my_ops"
+
+
+def _load(name: str) -> dict:
+    data = yaml.safe_load((WORKFLOWS / name).read_text())
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as true
+    return data
+
+
+# ------------------------------------------------- GitHub's expressions, evaluated
+_TOKEN = re.compile(r"\s*(?:(?P<string>'(?:[^']|'')*')|(?P<op>&&|\|\||==|!=|!|\(|\)|,)"
+                    r"|(?P<number>\d+)|(?P<name>[A-Za-z_][\w.\-]*))")
+
+
+def evaluate(expression: str, context: dict):
+    """A GitHub Actions expression (the subset these workflows use) in `context` (dotted names)."""
+    text = expression.strip()
+    if text.startswith("${{") and text.endswith("}}"):
+        text = text[3:-2]
+    python, position = [], 0
+    while position < len(text.rstrip()):
+        match = _TOKEN.match(text, position)
+        assert match, f"cannot read {text[position:]!r} in {expression!r}"
+        position = match.end()
+        if match["string"] is not None:
+            python.append(repr(match["string"][1:-1].replace("''", "'")))
+        elif match["op"]:
+            python.append({"&&": " and ", "||": " or ", "!": " not "}.get(match["op"], match["op"]))
+        elif match["number"]:
+            python.append(match["number"])
+        elif text[position:].lstrip().startswith("("):
+            python.append(f"_call_{match['name']}")
+        else:
+            python.append(f"_get({match['name']!r})")
+    functions = {"_call_startsWith": lambda a, b: str(a).lower().startswith(str(b).lower()),
+                 "_call_cancelled": lambda: False, "_call_always": lambda: True,
+                 "_call_success": lambda: True, "_call_failure": lambda: False}
+
+    def get(name: str):
+        assert name in context, f"{name} is not in the test's context (expression {expression!r})"
+        return context[name]
+
+    return eval("".join(python), {"__builtins__": {}, "_get": get, **functions})  # noqa: S307
+
+
+# Each event a run of wheels.yml can come from (directly, or called by release.yml).
+EVENTS = {
+    # GPU jobs may run: the code on main was reviewed; a v* tag needs the tag ruleset's bypass
+    "push to main": ({"github.event_name": "push", "github.ref": "refs/heads/main"}, True),
+    "v* tag (release.yml)": ({"github.event_name": "push", "github.ref": "refs/tags/v1.0.0"}, True),
+    "nightly (release.yml)": ({"github.event_name": "schedule", "github.ref": "refs/heads/main"}, True),
+    "manual run from main": ({"github.event_name": "workflow_dispatch", "github.ref": "refs/heads/main"}, True),
+    # never: the workflow file and code are the pull request's or an unreviewed branch's
+    "same-repository pull request": ({"github.event_name": "pull_request", "github.ref": "refs/pull/1/merge",
+                                      "github.event.pull_request.head.repo.full_name": REPOSITORY,
+                                      "github.actor": "someone"}, False),
+    "fork pull request": ({"github.event_name": "pull_request", "github.ref": "refs/pull/2/merge",
+                           "github.event.pull_request.head.repo.full_name": "someone/my_ops",
+                           "github.actor": "someone"}, False),
+    "Dependabot pull request": ({"github.event_name": "pull_request", "github.ref": "refs/pull/3/merge",
+                                 "github.event.pull_request.head.repo.full_name": REPOSITORY,
+                                 "github.actor": "dependabot[bot]"}, False),
+    "manual run from a branch": ({"github.event_name": "workflow_dispatch", "github.ref": "refs/heads/feature"},
+                                 False),
+    "release.yml dry run from a branch": ({"github.event_name": "workflow_dispatch",
+                                           "github.ref": "refs/heads/try-release"}, False),
+}
+
+
+def _context(event: dict, jobs: dict) -> dict:
+    context = {"github.repository": REPOSITORY, "github.actor": "maintainer",
+               "github.event.pull_request.head.repo.full_name": REPOSITORY, **event,
+               "needs.matrix.result": "success", "needs.matrix.outputs.test-gpu": '{"include":[{"name":"x"}]}',
+               "needs.build-linux.result": "success", "needs.bundle.result": "success"}
+    guard = jobs.get("gpu-guard")
+    ran = guard is not None and evaluate(guard.get("if", "true"), context)
+    context["needs.gpu-guard.result"] = "success" if ran else "skipped"
+    return context
+
+
+def _self_hosted_jobs(workflow: dict) -> dict:
+    return {name: job for name, job in workflow["jobs"].items()
+            if "self-hosted" in (job.get("runs-on") if isinstance(job.get("runs-on"), list)
+                                 else [job.get("runs-on", "")])}
+
+
+def test_no_workflow_runs_a_pull_request_with_this_repositorys_rights():
+    """pull_request_target / workflow_run would run a pull request's code with secrets and the runner."""
+    for path in WORKFLOWS.glob("*.yml"):
+        triggers = _load(path.name)["on"]
+        assert not {"pull_request_target", "workflow_run"} & set(triggers), path.name
+
+
+@pytest.mark.parametrize("event", list(EVENTS))
+def test_gpu_jobs_run_only_for_reviewed_code(event):
+    wheels = _load("wheels.yml")
+    jobs = wheels["jobs"]
+    gpu_jobs = _self_hosted_jobs(wheels)
+    assert gpu_jobs, "wheels.yml has no self-hosted job: update this test"
+    values, allowed = EVENTS[event]
+    context = _context(values, jobs)
+    for name, job in gpu_jobs.items():
+        assert "gpu-guard" in job["needs"], f"{name} must wait for gpu-guard (the runner-settings check)"
+        assert "needs.gpu-guard.result == 'success'" in job["if"], name
+        assert evaluate(job["if"], context) == allowed, f"{name} for a {event}"
+    # the watchdog (GitHub-hosted, with `actions: write`) runs exactly when the GPU jobs do
+    assert evaluate(jobs["gpu-watchdog"]["if"], context) == allowed
+
+
+def test_no_other_workflow_names_the_gpu_runner():
+    for path in WORKFLOWS.glob("*.yml"):
+        if path.name != "wheels.yml":
+            assert not _self_hosted_jobs(_load(path.name)), f"{path.name} names a self-hosted runner"
+
+
+def test_gpu_guard_checks_the_runner_settings_on_every_gpu_event():
+    """The runner-settings check is not a release-only step: it gates every GPU run, with the admin token."""
+    wheels = _load("wheels.yml")
+    guard = wheels["jobs"]["gpu-guard"]
+    assert guard["runs-on"] == "ubuntu-24.04"  # GitHub-hosted: it runs before the GPU machine is touched
+    steps = [s for s in guard["steps"] if "preflight.py" in s.get("run", "")]
+    assert len(steps) == 1 and "--check gpu-runner" in steps[0]["run"]
+    assert steps[0]["env"]["ADMIN_TOKEN"] == "${{ secrets.PREFLIGHT_TOKEN }}"
+    # a release runs wheels.yml through workflow_call: the secret must be passed on, by name
+    assert "PREFLIGHT_TOKEN" in wheels["on"]["workflow_call"]["secrets"]
+    release = _load("release.yml")
+    assert release["jobs"]["wheels"]["secrets"] == {"PREFLIGHT_TOKEN": "${{ secrets.PREFLIGHT_TOKEN }}"}
+
+
+def test_pypi_job_waits_for_a_person_and_checks_the_sealed_files():
+    """The last, irreversible step: environment `pypi` (the preflight checks its reviewers), and a
+    check of the exact files it uploads against the sealed manifest before the upload."""
+    release = _load("release.yml")
+    pypi = release["jobs"]["pypi"]
+    assert pypi["environment"] == "pypi"
+    steps = pypi["steps"]
+    upload = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@"))
+    checks = [i for i, s in enumerate(steps) if "ci/release/check-upload.py" in s.get("run", "")]
+    assert checks and checks[-1] < upload, "the sealed-manifest check must run right before the upload"
+    check = steps[checks[-1]]
+    assert steps[upload]["with"]["packages-dir"].rstrip("/") in check["run"]
+    assert check["env"]["MANIFEST"] == "${{ needs.wheels.outputs.manifest }}"
+    assert "needs.assemble.outputs." in check["env"]["SDIST_SHA256"]
+    assert {"wheels", "assemble", "verify"} <= set(pypi["needs"])
