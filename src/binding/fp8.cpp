@@ -17,9 +17,8 @@ using api::Tensor;
 using OptionalTensor = std::optional<Tensor>;
 
 const char *const kNormRules = "x: dim>=1; weight: like=x shape=last(x); eps: eps";
-const char *const kAddRules =
-    "x: dim>=1; residual: like=x shape=x written apart=x; "
-    "weight: like=x shape=last(x) apart=residual; eps: eps";
+const char *const kAddRules = "x: dim>=1; residual: like=x shape=x written apart=x; "
+                              "weight: like=x shape=last(x) apart=residual; eps: eps";
 
 const OpRules rms_norm_fp8_op(
     "rms_norm_fp8(Tensor x, Tensor weight, Tensor scale, float eps) -> Tensor",
@@ -93,10 +92,10 @@ void rms_norm_fp8_run(const OpRules &op, const Tensor &x, std::optional<Tensor> 
     if constexpr (kCuda) {
 #ifdef MY_OPS_WITH_CUDA
         run_cuda(op, x, [&](void *stream) {
-            return my_ops_rms_norm_fp8_cuda(
-                dt, xr.tensor.const_data_ptr(), xr.stride,
-                rr ? rr->tensor.mutable_data_ptr() : nullptr, rr ? rr->stride : 0,
-                w.const_data_ptr(), out, s, rows, hidden, eps, stream);
+            return my_ops_rms_norm_fp8_cuda(dt, xr.tensor.const_data_ptr(), xr.stride,
+                                            rr ? rr->tensor.mutable_data_ptr() : nullptr,
+                                            rr ? rr->stride : 0, w.const_data_ptr(), out, s, rows,
+                                            hidden, eps, stream);
         });
 #endif
     } else {
@@ -120,8 +119,8 @@ Tensor rms_norm_fp8(const Tensor &x, const Tensor &weight, const Tensor &scale, 
 }
 
 template <bool kCuda>
-std::tuple<Tensor, Tensor> rms_norm_fp8_per_token(const Tensor &x, const Tensor &weight,
-                                                  double eps, OptionalTensor scale_ub) {
+std::tuple<Tensor, Tensor> rms_norm_fp8_per_token(const Tensor &x, const Tensor &weight, double eps,
+                                                  OptionalTensor scale_ub) {
     rms_norm_fp8_per_token_op.check({x, weight, eps, scale_ub});
     Outputs o = make_outputs(x, api::sizes_of(x), true);
     rms_norm_fp8_run<kCuda>(rms_norm_fp8_per_token_op, x, std::nullopt, weight, std::nullopt,
@@ -145,16 +144,15 @@ std::tuple<Tensor, Tensor> fused_add_rms_norm_fp8_per_token(const Tensor &x, Ten
                                                             OptionalTensor scale_ub) {
     fused_add_rms_norm_fp8_per_token_op.check({x, residual, weight, eps, scale_ub});
     Outputs o = make_outputs(x, api::sizes_of(x), true);
-    rms_norm_fp8_run<kCuda>(fused_add_rms_norm_fp8_per_token_op, x, residual, weight,
-                            std::nullopt, scale_ub, eps, o);
+    rms_norm_fp8_run<kCuda>(fused_add_rms_norm_fp8_per_token_op, x, residual, weight, std::nullopt,
+                            scale_ub, eps, o);
     return {o.out, *o.scales};
 }
 
 // --------------------------------------------------------- gated units --
 template <bool kCuda>
 void act_and_mul_fp8_run(const OpRules &op, my_ops_activation act, const Tensor &x,
-                         const OptionalTensor &scale, const OptionalTensor &scale_ub,
-                         Outputs &o) {
+                         const OptionalTensor &scale, const OptionalTensor &scale_ub, Outputs &o) {
     const int64_t rows = rows_of(x), d = x.size(-1) / 2;
     if (rows == 0) return;
     const Rows xr = rows_in_place(x);
@@ -164,8 +162,8 @@ void act_and_mul_fp8_run(const OpRules &op, my_ops_activation act, const Tensor 
     if constexpr (kCuda) {
 #ifdef MY_OPS_WITH_CUDA
         run_cuda(op, x, [&](void *stream) {
-            return my_ops_act_and_mul_fp8_cuda(dt, act, xr.tensor.const_data_ptr(), xr.stride,
-                                               out, s, rows, d, stream);
+            return my_ops_act_and_mul_fp8_cuda(dt, act, xr.tensor.const_data_ptr(), xr.stride, out,
+                                               s, rows, d, stream);
         });
 #endif
     } else {
@@ -203,10 +201,10 @@ std::tuple<Tensor, Tensor> silu_and_mul_fp8_per_token(const Tensor &x, OptionalT
 }  // namespace my_ops
 
 MY_OPS_FRAGMENT(m) {
-    for (const auto *op : {&my_ops::rms_norm_fp8_op, &my_ops::rms_norm_fp8_per_token_op,
-                           &my_ops::fused_add_rms_norm_fp8_op,
-                           &my_ops::fused_add_rms_norm_fp8_per_token_op,
-                           &my_ops::silu_and_mul_fp8_op, &my_ops::silu_and_mul_fp8_per_token_op})
+    for (const auto *op :
+         {&my_ops::rms_norm_fp8_op, &my_ops::rms_norm_fp8_per_token_op,
+          &my_ops::fused_add_rms_norm_fp8_op, &my_ops::fused_add_rms_norm_fp8_per_token_op,
+          &my_ops::silu_and_mul_fp8_op, &my_ops::silu_and_mul_fp8_per_token_op})
         m.def(op->schema());
 }
 

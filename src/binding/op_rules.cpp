@@ -211,10 +211,9 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
                     c.ref_index = index_of(value);
                 }
             }
-            static const char *known[] = {"like",  "like_or_wider", "dim>=", "dim",
-                                          "shape", "even",          "rows",  "written",
-                                          "apart", "apart_or_same", "eps",   "one_of",
-                                          "scale"};
+            static const char *known[] = {
+                "like",    "like_or_wider", "dim>=",         "dim", "shape",  "even", "rows",
+                "written", "apart",         "apart_or_same", "eps", "one_of", "scale"};
             bool ok = false;
             for (const char *k : known) ok = ok || c.key == k;
             if (!ok) bad_definition(schema, "unknown clause '" + word + "'");

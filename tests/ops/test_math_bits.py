@@ -70,7 +70,10 @@ for i in read:
 want = spec.reference(*[a.resolve_neg().double() if isinstance(a, torch.Tensor) else a for a in args])
 out = spec.api(*args)
 want = want if isinstance(want, tuple) else (want,)
-got = [args[names.index(name)] for name in spec.mutates] if spec.mutates else list(out) if isinstance(out, tuple) else [out]
+if spec.mutates:
+    got = [args[names.index(name)] for name in spec.mutates]
+else:
+    got = list(out) if isinstance(out, tuple) else [out]
 for g, w in zip(got, want):
     fp8 = w.dtype == torch.float8_e4m3fn  # (the fp8 family: within one fp8 step)
     torch.testing.assert_close(g.double(), w.double(), rtol=0.125 if fp8 else 2e-5, atol=2**-9 if fp8 else 2e-5)

@@ -12,9 +12,8 @@
 #define ACTIVATION MY_OPS_CAT(my_ops_activation_, ACC)
 #define ACTIVATION_GRAD MY_OPS_CAT(my_ops_activation_grad_, ACC)
 
-static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_body)(int act, const T *x,
-                                                              int64_t x_stride, T *out,
-                                                              int64_t rows, int64_t d) {
+static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_body)(int act, const T *x, int64_t x_stride,
+                                                              T *out, int64_t rows, int64_t d) {
     for (int64_t r = 0; r < rows; ++r) {
         const T *gate = x + r * x_stride;
         const T *up = gate + d;
@@ -26,9 +25,11 @@ static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_body)(int act, const T *
 }
 
 /* grad_gate = dy * up * act'(gate), grad_up = dy * act(gate) */
-static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_backward_body)(
-    int act, const T *grad_out, int64_t grad_out_stride, const T *x, int64_t x_stride, T *grad_x,
-    int64_t rows, int64_t d) {
+static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_backward_body)(int act, const T *grad_out,
+                                                                       int64_t grad_out_stride,
+                                                                       const T *x, int64_t x_stride,
+                                                                       T *grad_x, int64_t rows,
+                                                                       int64_t d) {
     for (int64_t r = 0; r < rows; ++r) {
         const T *gate = x + r * x_stride;
         const T *up = gate + d;

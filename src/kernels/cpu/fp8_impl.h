@@ -27,16 +27,15 @@ static inline ACC MY_OPS_NAME(fp8_abs_max)(const ACC *y, int64_t n) {
 }
 
 static inline void MY_OPS_NAME(fp8_store)(const ACC *y, ACC inverse_scale, uint8_t *out,
-                                         int64_t n) {
+                                          int64_t n) {
     /* (the conversion saturates; a float64 quotient past float's range is +-inf, saturated too) */
     for (int64_t j = 0; j < n; ++j) out[j] = my_ops_float_to_e4m3((float)(y[j] * inverse_scale));
 }
 
-MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_fp8)(const T *x, int64_t x_stride,
-                                                         T *residual, int64_t res_stride,
-                                                         const T *weight, uint8_t *out,
-                                                         my_ops_fp8_scaling scaling, int64_t rows,
-                                                         int64_t hidden, double eps) {
+MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_fp8)(const T *x, int64_t x_stride, T *residual,
+                                                         int64_t res_stride, const T *weight,
+                                                         uint8_t *out, my_ops_fp8_scaling scaling,
+                                                         int64_t rows, int64_t hidden, double eps) {
     void *scratch[2];
     if (my_ops_alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY;
     ACC *w = scratch[0], *row = scratch[1];

@@ -205,8 +205,7 @@ int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_str
     const bool vec = vectorizable<T>(hidden, {{x, x_stride}, {weight, 0}}) &&
                      (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
     const RowLayout layout = norm_layout(nvec);
-    if (vec && layout.nv > 0 &&
-        Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
+    if (vec && layout.nv > 0 && Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
             rms_norm_fp8_held_kernel<T, decltype(nv)::value, decltype(max_threads)::value, kAdd,
                                      kDynamic><<<rows_grid(rows), layout.threads, 0, s>>>(
                 x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
@@ -228,13 +227,13 @@ int rms_norm_fp8(const void *x, int64_t x_stride, void *residual, int64_t res_st
     const bool dynamic = scaling.static_scale == nullptr;
     if (rt != nullptr)
         return dynamic ? rms_norm_fp8_rows<T, true, true>(xt, x_stride, rt, res_stride, wt, out,
-                                                         scaling, rows, hidden, eps, s)
+                                                          scaling, rows, hidden, eps, s)
                        : rms_norm_fp8_rows<T, true, false>(xt, x_stride, rt, res_stride, wt, out,
-                                                          scaling, rows, hidden, eps, s);
+                                                           scaling, rows, hidden, eps, s);
     return dynamic ? rms_norm_fp8_rows<T, false, true>(xt, x_stride, rt, res_stride, wt, out,
-                                                      scaling, rows, hidden, eps, s)
+                                                       scaling, rows, hidden, eps, s)
                    : rms_norm_fp8_rows<T, false, false>(xt, x_stride, rt, res_stride, wt, out,
-                                                       scaling, rows, hidden, eps, s);
+                                                        scaling, rows, hidden, eps, s);
 }
 
 // ---------------------------------------------------------- gated units --
@@ -294,9 +293,8 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
 
 template <typename T, int kAct, bool kDynamic>
 __global__ void __launch_bounds__(kGenericThreads)
-act_and_mul_fp8_generic_kernel(const T *__restrict__ x, int64_t x_stride,
-                               uint8_t *__restrict__ out, my_ops_fp8_scaling scaling,
-                               int64_t rows, int64_t d) {
+act_and_mul_fp8_generic_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *__restrict__ out,
+                               my_ops_fp8_scaling scaling, int64_t rows, int64_t d) {
     using A = acc_t<T>;
     __shared__ A scratch[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -327,10 +325,9 @@ int act_and_mul_fp8_rows(const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_
     }
     const int chunk = int(ceil_div(nvec, chunks));
     const RowLayout layout = act_layout(rows, chunk);
-    if (vec && layout.nv > 0 &&
-        Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
-            act_and_mul_fp8_held_kernel<T, kAct, decltype(nv)::value,
-                                        decltype(max_threads)::value, kDynamic>
+    if (vec && layout.nv > 0 && Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
+            act_and_mul_fp8_held_kernel<T, kAct, decltype(nv)::value, decltype(max_threads)::value,
+                                        kDynamic>
                 <<<dim3(rows_grid(rows), unsigned(ceil_div(nvec, chunk))), layout.threads, 0, s>>>(
                     x, x_stride, out, scaling, rows, d, chunk);
         }))

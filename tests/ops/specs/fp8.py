@@ -111,7 +111,8 @@ def _silu_spec(per_token):
         return (x, None) if per_token else (x, _scale(d))
 
     bad = [
-        BadCall("odd", lambda d: sample(t(3, 7, device=d), d), r"expected the last dimension of x to be even, but got 7"),
+        BadCall("odd", lambda d: sample(t(3, 7, device=d), d),
+                r"expected the last dimension of x to be even, but got 7"),
         BadCall("int16", lambda d: sample(t(2, 4, dtype=torch.int16, device=d), d),
                 r"expected x to be a float32, float64, float16 or bfloat16 tensor, but got torch.int16"),
         BadCall("x requires grad", lambda d: sample(t(2, 8, device=d).requires_grad_(), d),
