@@ -194,7 +194,7 @@ inline RowLayout act_layout(int64_t rows, int64_t nvec) {
 }
 inline RowLayout norm_layout(int64_t nvec) { return row_layout(nvec, 1, 2, 1024, 2); }
 using Fp8Layouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
-                           Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>>;
+                           Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
 
 template <typename T, bool kAdd, bool kDynamic>
 int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,

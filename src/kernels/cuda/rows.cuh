@@ -43,6 +43,12 @@ inline RowLayout row_layout(int64_t nvec, int small_min_nv, int small_max_nv, in
     return {0, 0, 0};
 }
 
+// Fewer rows than two per multiprocessor: such calls are bound by load
+// latency, and more threads per row (fewer vectors each) finish sooner. Only
+// for kernels whose results do not depend on the layout (elementwise values,
+// exact maxima): a row's sum must not (docs/determinism.md).
+inline bool few_rows(int64_t rows) { return rows < 2 * int64_t(sm_count()); }
+
 template <int N> using Int = std::integral_constant<int, N>;
 
 template <int NV, int kMaxThreads> struct Layout {
