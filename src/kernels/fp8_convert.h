@@ -6,7 +6,8 @@
  * which follows the same rule):
  *   - round to nearest, ties to even;
  *   - saturate: magnitudes >= 448, infinities included, give +-448;
- *   - NaN stays NaN (0x7f with its sign bit); -0 stays -0.
+ *   - NaN stays NaN: 0x7f whatever its sign, as the instruction gives (and
+ *     CUDA's own software conversion); -0 stays -0.
  * torch's own .to(torch.float8_e4m3fn) rounds the same way but does not
  * saturate (magnitudes from 464 on become NaN): the kernels clamp first, as
  * vLLM's quantization does.
@@ -44,7 +45,7 @@ MY_OPS_FP8_MATH uint8_t my_ops_float_to_e4m3(float v) {
     const uint32_t bits = my_ops_fp8_bits_of(v);
     const uint8_t sign = (uint8_t)((bits >> 24) & 0x80u);
     const uint32_t magnitude = bits & 0x7fffffffu;
-    if (magnitude > 0x7f800000u) return (uint8_t)(sign | 0x7fu); /* NaN */
+    if (magnitude > 0x7f800000u) return 0x7fu; /* NaN, of either sign */
     if (magnitude >= 0x43e00000u) return (uint8_t)(sign | 0x7eu); /* >= 448, inf: saturate */
     if (magnitude < 0x3c800000u) {
         /* below 2^-6, the smallest normal: multiples of 2^-9 (subnormals; 8 * 2^-9 is
