@@ -144,12 +144,13 @@ def load(path: Path | None = None) -> BuildInfo:
 
 
 def _pinned_version(info: BuildInfo) -> tuple[str, str]:
-    """(the version a pin names, the index root): '1.0' and <index>/whl for a release
-    (pip's ==1.0 matches 1.0.0+cu130); a nightly's whole version and <index>/whl/nightly."""
+    """(the version a pin names, the index root): this release's whole base version and
+    <index>/whl (a patch release's ==1.0.1+cu128 must not send anyone back to 1.0.0, which
+    ==1.0+cu128 would); a nightly's whole version and <index>/whl/nightly."""
     base = info.version.split("+")[0]
     if ".dev" in base:
         return base, f"{info.index_url}/whl/nightly"
-    return ".".join(base.split(".")[:2]), f"{info.index_url}/whl"
+    return base, f"{info.index_url}/whl"
 
 
 def _pairs(info: BuildInfo) -> list[tuple[tuple[int, int], str]]:
@@ -229,7 +230,7 @@ def next_step(info: BuildInfo, torch_version: str, torch_cuda: str | None, torch
     running = _minor_tuple(torch_version)
     if torch_hip:
         return ("my_ops has no ROCm kernels: use it with a CUDA or CPU-only torch, e.g. "
-                "pip install torch --index-url https://download.pytorch.org/whl/cpu")
+                "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cpu")
     if info.abi == "stable" and running < lower:
         text = (f"Upgrade torch to >= {lower[0]}.{lower[1]} (installing my_ops never replaces your torch): "
                 f'pip install --upgrade "torch>={lower[0]}.{lower[1]}"')

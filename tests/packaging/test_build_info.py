@@ -59,7 +59,7 @@ def test_stable_wheel_serves_every_later_torch_of_its_cuda_major():
 def test_stable_wheel_refuses_older_torch():
     problem = torch_mismatch(INFO, "2.9.1+cu130", "13.0")
     assert "it uses the LibTorch stable ABI of torch >= 2.10" in problem
-    assert "my_ops==1.0+cu130 --extra-index-url https://example.test/idx/whl/torch2.9/cu130/" not in problem
+    assert "my_ops==1.0.0+cu130 --extra-index-url https://example.test/idx/whl/torch2.9/cu130/" not in problem
     # no wheel and no source build serves torch 2.9: torch must move
     assert problem.splitlines()[-1].startswith('Upgrade torch to >= 2.10 (installing my_ops never replaces your '
                                                'torch): pip install --upgrade "torch>=2.10"')
@@ -76,14 +76,14 @@ def test_legacy_wheel_serves_its_minor_only():
 def test_other_torch_names_the_wheel_that_fits():
     problem = torch_mismatch(LEGACY, "2.10.0+cu128", "12.8")
     assert "compiled against torch 2.6.0+cu124" in problem
-    assert problem.splitlines()[-1].strip() == ("pip install my_ops==1.0+cu128 "
+    assert problem.splitlines()[-1].strip() == ("pip install my_ops==1.0.0+cu128 "
                                                 "--extra-index-url https://example.test/idx/whl/torch2.10/cu128/")
 
 
 def test_other_cuda_major_rejected():
     problem = torch_mismatch(INFO, "2.11.0+cu126", "12.6")
     assert "built with CUDA 13.0.88, but this torch uses CUDA 12.6" in problem
-    assert "my_ops==1.0+cu126 --extra-index-url https://example.test/idx/whl/torch2.11/cu126/" in problem
+    assert "my_ops==1.0.0+cu126 --extra-index-url https://example.test/idx/whl/torch2.11/cu126/" in problem
 
 
 def test_cpu_torch_rejected_for_cuda_wheel():

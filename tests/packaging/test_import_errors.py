@@ -63,7 +63,7 @@ def test_label_free_without_a_fitting_library_names_the_pinned_wheel():
     """PyPI's torch 2.10 is CUDA 12.8: a label-free wheel without a CUDA 12 library."""
     text = _label_free_error([CPU, CU130], "2.10.0", "12.8")
     assert "cu130: it is built with CUDA 13.0, another major version than torch's 12.8" in text
-    assert _last_line(text) == f"pip install my_ops==1.0+cu128 --extra-index-url {INDEX}/whl/torch2.10/cu128/"
+    assert _last_line(text) == f"pip install my_ops==1.0.0+cu128 --extra-index-url {INDEX}/whl/torch2.10/cu128/"
     assert "MY_OPS_LIBRARY" not in text
 
 
@@ -77,7 +77,7 @@ def test_label_free_under_an_old_torch_says_upgrade_torch():
 def test_an_old_torch_with_a_legacy_pair_also_gets_its_wheel():
     text = _label_free_error([CPU, CU126, CU130], "2.6.0+cu124", "12.4")
     assert _last_line(text).endswith("; or, to keep torch 2.6, the wheel built for it: pip install "
-                                     f"my_ops==1.0+cu124 --extra-index-url {INDEX}/whl/torch2.6/cu124/")
+                                     f"my_ops==1.0.0+cu124 --extra-index-url {INDEX}/whl/torch2.6/cu124/")
 
 
 def test_a_misspelled_library_names_the_ones_there_are():
@@ -96,24 +96,24 @@ def test_a_torch_of_no_published_pair_gets_the_per_cuda_index():
     """A stable wheel serves every torch >= 2.10 of its CUDA major: torch 2.15 with CUDA 12.9 (no such
     pair) takes the cu128 wheel of the per-CUDA index."""
     text = _label_free_error([CPU, CU130], "2.15.0+cu129", "12.9")
-    assert _last_line(text) == f"pip install my_ops==1.0+cu128 --extra-index-url {INDEX}/whl/cu128/"
+    assert _last_line(text) == f"pip install my_ops==1.0.0+cu128 --extra-index-url {INDEX}/whl/cu128/"
 
 
 def test_a_cuda_minor_without_a_pair_gets_the_older_toolkit_of_its_minor():
     """PyTorch's cu129 builds of 2.11 (published, not a my_ops pair): the cu128 wheel of 2.11."""
     text = _label_free_error([CPU, CU130], "2.11.0+cu129", "12.9")
-    assert _last_line(text) == f"pip install my_ops==1.0+cu128 --extra-index-url {INDEX}/whl/torch2.11/cu128/"
+    assert _last_line(text) == f"pip install my_ops==1.0.0+cu128 --extra-index-url {INDEX}/whl/torch2.11/cu128/"
 
 
 def test_a_newer_cpu_torch_gets_the_cpu_index():
     """A CPU-only torch newer than every pair (a future 2.16) still loads the stable +cpu wheel."""
     assert _build_info.wheel_for(STABLE, "2.16.0+cpu", None) == (
-        f"pip install my_ops==1.0+cpu --extra-index-url {INDEX}/whl/cpu/")
+        f"pip install my_ops==1.0.0+cpu --extra-index-url {INDEX}/whl/cpu/")
 
 
 def test_a_record_without_pairs_names_this_torchs_own_pair():
     assert _build_info.wheel_for(dataclasses.replace(STABLE, supported_pairs=()), "2.12.0", "13.0") == (
-        f"pip install my_ops==1.0+cu130 --extra-index-url {INDEX}/whl/torch2.12/cu130/")
+        f"pip install my_ops==1.0.0+cu130 --extra-index-url {INDEX}/whl/torch2.12/cu130/")
 
 
 def test_no_published_wheel_builds_from_source():
@@ -135,9 +135,9 @@ def test_a_nightly_names_its_own_version_and_the_nightly_index():
 
 # ---------------------------------------------------------- a labelled wheel
 @pytest.mark.parametrize("torch_version, torch_cuda, wheel", [
-    ("2.11.0+cu126", "12.6", "my_ops==1.0+cu126 --extra-index-url {INDEX}/whl/torch2.11/cu126/"),
-    ("2.10.0", "12.8", "my_ops==1.0+cu128 --extra-index-url {INDEX}/whl/torch2.10/cu128/"),
-    ("2.13.0+cpu", None, "my_ops==1.0+cpu --extra-index-url {INDEX}/whl/torch2.13/cpu/"),
+    ("2.11.0+cu126", "12.6", "my_ops==1.0.0+cu126 --extra-index-url {INDEX}/whl/torch2.11/cu126/"),
+    ("2.10.0", "12.8", "my_ops==1.0.0+cu128 --extra-index-url {INDEX}/whl/torch2.10/cu128/"),
+    ("2.13.0+cpu", None, "my_ops==1.0.0+cpu --extra-index-url {INDEX}/whl/torch2.13/cpu/"),
 ])
 def test_a_labelled_wheel_names_the_wheel_that_fits(torch_version, torch_cuda, wheel):
     text = _build_info.torch_mismatch(STABLE, torch_version, torch_cuda)
