@@ -1,8 +1,9 @@
 """Autograd handling of the mutating ops, which write their arguments in place
 and have no derivative (the other ops' are in _runtime.py): _mutating_op
 registers an op's Autograd and math-bits kernels; its Python API calls it
-with call_mutating, which also refuses writes to inference tensors
-(_refuse_inference_writes: the one check no kernel of ours can make).
+with call_mutating. Writes to inference tensors outside inference_mode are
+refused by the op's ADInplaceOrView kernel on every road (and by the
+Python API where that kernel is missing).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def _mutating_op(name: str) -> None:
     if _compat.CAN_REDISPATCH:
         def inplace_kernel(keyset, *args):
             refuse(args)
+            if not torch.is_inference_mode_enabled():  # (outside it, this key is reached for inference tensors too)
+                for i in written:
+                    if isinstance(args[i], Tensor) and args[i].is_inference():
+                        raise RuntimeError(_inference_write_message(name, arguments[i].name))
             result = _compat.redispatch_below_ad_inplace_or_view(op, keyset, args)
             torch.autograd.graph.increment_version([args[i] for i in written])
             return result
@@ -86,18 +91,22 @@ def _mutating_op(name: str) -> None:
         _lib.impl(name, math_bits_kernel, key)
 
 
+def _inference_write_message(name: str, argument: str) -> str:
+    return (f"my_ops.{name}: argument '{argument}' is an inference tensor, and in-place updates to "
+            "inference tensors outside torch.inference_mode() are not allowed (as in PyTorch); call "
+            f"it inside torch.inference_mode(), or pass a normal tensor ({argument}.clone())")
+
+
 def _refuse_inference_writes(name: str, **written: Tensor) -> None:
     """PyTorch refuses in-place updates of inference tensors outside
-    torch.inference_mode(); so do the mutating ops. (Inference tensors carry
-    no autograd keys, so no kernel of ours sees them but the CPU/CUDA one,
-    which the stable ABI gives no way to ask: the Python API checks.)"""
+    torch.inference_mode(); so do the mutating ops: their ADInplaceOrView
+    kernel, which the dispatcher reaches for inference tensors too outside
+    inference_mode, and, where that kernel is missing (a private name
+    gone), the Python API here."""
     if _inference_mode_off():
         for argument, tensor in written.items():
             if tensor.is_inference():
-                raise RuntimeError(
-                    f"my_ops.{name}: argument '{argument}' is an inference tensor, and in-place updates to "
-                    "inference tensors outside torch.inference_mode() are not allowed (as in PyTorch); call "
-                    f"it inside torch.inference_mode(), or pass a normal tensor ({argument}.clone())")
+                raise RuntimeError(_inference_write_message(name, argument))
 
 
 def call_mutating(name: str, op, args, **written: Tensor):

@@ -148,7 +148,7 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
             raise _forward_ad_error(op)
         if grad_enabled():
             for i in tensor_positions:
-                if args[i].requires_grad:
+                if isinstance(args[i], Tensor) and args[i].requires_grad:  # (None: the kernel names it)
                     return record(*args, *defaults[len(args):], keyset)
         return redispatch(op, keyset, args)
 

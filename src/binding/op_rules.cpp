@@ -234,7 +234,8 @@ void OpRules::check(std::initializer_list<Arg> args) const {
     for (const Arg &arg : args) {
         const Param &p = params_[i++];
         if (!p.is_tensor) continue;
-        if (arg.tensor == nullptr) {
+        // (None reaches a `Tensor` argument through torch.ops as an undefined tensor)
+        if (arg.tensor == nullptr || !arg.tensor->defined()) {
             if (p.optional) continue;
             fail("expected " + p.name + " to be a tensor, but got None");
         }

@@ -259,3 +259,22 @@ def test_torch_function_handler_runs_with_autograd_under_no_grad():
     with torch.no_grad():
         my_ops.mul(a, a)
     assert seen and all(seen)
+
+
+def _with_a_second_tensor() -> list:
+    return [s for s in specs.ALL if sum(isinstance(a, torch.Tensor) for a in s.resolve(torch.randn(3, 16))) >= 2]
+
+
+@pytest.mark.parametrize("grad", [True, False], ids=["grad", "no_grad"])
+@pytest.mark.parametrize("spec", _with_a_second_tensor(), ids=repr)
+def test_none_for_a_tensor_through_torch_ops_names_the_argument(spec, grad):
+    """None for the first tensor argument through torch.ops (as through the
+    Python API) is refused with the op and the argument's name. (An op whose
+    only tensor is None gets the dispatcher's "no tensor arguments" error
+    first: no kernel of the op is reached.)"""
+    args = list(spec.resolve(torch.randn(3, 16)))
+    name = spec.argument_names()[0]
+    args[0] = None
+    with torch.set_grad_enabled(grad), pytest.raises(RuntimeError, match=rf"my_ops.{spec.name}: expected {name} "
+                                                                         r"to be a tensor, but got None"):
+        spec.op(*args)

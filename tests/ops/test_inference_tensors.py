@@ -21,14 +21,15 @@ WRITTEN = [pytest.param(spec, name, id=f"{spec.id} {name}") for spec in specs.wh
            for name in spec.mutates]
 
 
+@pytest.mark.parametrize("through", ["api", "torch.ops"])
 @pytest.mark.parametrize("spec, argument", WRITTEN)
-def test_refused_outside_inference_mode_untouched(spec, argument):
+def test_refused_outside_inference_mode_untouched(spec, argument, through):
     args = list(spec.resolve(torch.randn(3, 16)))
     index = spec.argument_names().index(argument)
     args[index] = t = _inference(*args[index].shape)
     before = t.clone()
     with pytest.raises(RuntimeError, match=rf"argument '{argument}' is an inference tensor"):
-        spec.api(*args)
+        (spec.api if through == "api" else spec.op)(*args)
     assert torch.equal(t, before)
     with pytest.raises(RuntimeError, match="inference tensor"):  # what PyTorch does
         t.add_(1)
