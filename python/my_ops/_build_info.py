@@ -222,6 +222,25 @@ def install_command(info: BuildInfo, torch_version: str, torch_cuda: str | None)
             f"against this torch: {build_from_source(info.version, commit=info.commit)}")
 
 
+TORCH_INDEX = "https://download.pytorch.org/whl"
+
+
+def _same_variant_index(info: BuildInfo, torch_version: str) -> str:
+    """' --index-url <PyTorch's index of this torch's variant>' for a torch from such an index
+    (a +cpu or +cuXYZ version), so an upgrade keeps it CPU-only or on its CUDA major (PyPI's
+    Linux torch is a CUDA 13 build); the CUDA variant is the one the newest supported torch
+    minor publishes for that major. Empty for PyPI's own torch (no local label)."""
+    label = torch_version.partition("+")[2]
+    if label == "cpu":
+        return f" --index-url {TORCH_INDEX}/cpu"
+    if not (label.startswith("cu") and label[2:].isdigit()):
+        return ""
+    lower, _ = info.torch_range
+    same_major = [(minor, pair_label) for minor, pair_label in _pairs(info)
+                  if minor >= lower and pair_label.startswith(label[:4]) and pair_label[2:].isdigit()]
+    return f" --index-url {TORCH_INDEX}/{max(same_major)[1]}" if same_major else ""
+
+
 def next_step(info: BuildInfo, torch_version: str, torch_cuda: str | None, torch_hip: str | None = None) -> str:
     """The one thing to do when no library of this install loads into the given torch:
     upgrade an older torch than the stable ABI serves, install the wheel that fits,
@@ -233,7 +252,7 @@ def next_step(info: BuildInfo, torch_version: str, torch_cuda: str | None, torch
                 "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cpu")
     if info.abi == "stable" and running < lower:
         text = (f"Upgrade torch to >= {lower[0]}.{lower[1]} (installing my_ops never replaces your torch): "
-                f'pip install --upgrade "torch>={lower[0]}.{lower[1]}"')
+                f'pip install --upgrade "torch>={lower[0]}.{lower[1]}"{_same_variant_index(info, torch_version)}')
         pinned = wheel_for(info, torch_version, torch_cuda)
         if pinned and f"/torch{running[0]}.{running[1]}/" in pinned:
             text += f"; or, to keep torch {running[0]}.{running[1]}, the wheel built for it: {pinned}"

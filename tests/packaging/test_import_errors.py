@@ -74,6 +74,18 @@ def test_label_free_under_an_old_torch_says_upgrade_torch():
     assert "MY_OPS_LIBRARY" not in text and "build my_ops from source" not in text
 
 
+@pytest.mark.parametrize("torch_version, torch_cuda, index", [
+    ("2.9.1+cpu", None, " --index-url https://download.pytorch.org/whl/cpu"),
+    ("2.9.1+cu126", "12.6", " --index-url https://download.pytorch.org/whl/cu126"),
+    ("2.9.1+cu130", "13.0", " --index-url https://download.pytorch.org/whl/cu13"),
+])
+def test_an_old_torch_of_pytorchs_index_upgrades_within_its_variant(torch_version, torch_cuda, index):
+    """A CPU-only or CUDA 12 torch from PyTorch's index must not be upgraded to PyPI's CUDA 13 build."""
+    text = _label_free_error([CPU, CU126, CU130], torch_version, torch_cuda)
+    upgrade = _last_line(text).split("; or,")[0]
+    assert upgrade.startswith('Upgrade torch to >= 2.10') and index in upgrade, upgrade
+
+
 def test_an_old_torch_with_a_legacy_pair_also_gets_its_wheel():
     text = _label_free_error([CPU, CU126, CU130], "2.6.0+cu124", "12.4")
     assert _last_line(text).endswith("; or, to keep torch 2.6, the wheel built for it: pip install "
