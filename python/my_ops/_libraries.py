@@ -90,8 +90,9 @@ def choose(libraries: list[Library], torch_version: str, torch_cuda: str | None,
            forced: str | None = None) -> tuple[Library | None, dict[str, str]]:
     """(the library to load or None, label -> why each other one is not loaded)."""
     if len(libraries) == 1 and not forced:
-        # a labelled wheel: nothing to choose, only whether it loads here
-        problem = _build_info.torch_mismatch(libraries[0].info, torch_version, torch_cuda)
+        # a labelled wheel: nothing to choose, only whether it loads here (a ROCm torch: never)
+        problem = (why_not(libraries[0], torch_version, torch_cuda, torch_hip) if torch_hip
+                   else _build_info.torch_mismatch(libraries[0].info, torch_version, torch_cuda))
         return (None, {libraries[0].label: problem}) if problem else (libraries[0], {})
     reasons = {lib.label: why_not(lib, torch_version, torch_cuda, torch_hip) for lib in libraries}
     if forced:
@@ -120,7 +121,7 @@ def mismatch_text(package_info: _build_info.BuildInfo, libraries: list[Library],
                   forced: str | None = None) -> str:
     """The ImportError for a torch no library of this install serves (or that MY_OPS_LIBRARY,
     `forced`, cannot have): what each library lacks, then the one next step for the cause at hand."""
-    if len(libraries) == 1 and not forced:
+    if len(libraries) == 1 and not forced and not torch_hip:
         return _build_info.torch_mismatch(libraries[0].info, torch_version, torch_cuda) or ""
     available = ", ".join(lib.label for lib in libraries)
     if forced:

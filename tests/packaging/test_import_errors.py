@@ -134,6 +134,16 @@ def test_no_published_wheel_builds_from_source():
     assert _last_line(text).endswith("--no-binary my_ops my_ops==1.0.0")
 
 
+@pytest.mark.parametrize("library", [CPU, CU130], ids=["cpu", "cu130"])
+def test_a_labelled_wheel_under_rocm_says_rocm(library):
+    """A labelled wheel (one library) neither loads into a ROCm torch nor calls it CPU-only."""
+    chosen, reasons = _libraries.choose([library], "2.11.0+rocm6.4", None, "6.4.0")
+    assert chosen is None
+    text = _libraries.mismatch_text(library.info, [library], reasons, "2.11.0+rocm6.4", None, "6.4.0")
+    assert "ROCm build" in text and "CPU-only build" not in text, text
+    assert _last_line(text).startswith("my_ops has no ROCm kernels"), text
+
+
 def test_rocm_gets_no_wheel_it_cannot_use():
     text = _label_free_error([CPU, CU126, CU130], "2.11.0+rocm6.4", None, hip="6.4.0")
     assert _last_line(text).startswith("my_ops has no ROCm kernels: use it with a CUDA or CPU-only torch")
