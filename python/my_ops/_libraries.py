@@ -130,8 +130,11 @@ def mismatch_text(package_info: _build_info.BuildInfo, libraries: list[Library],
         instead = (f"unset {FORCE_VARIABLE} (this torch then gets {unforced.label})" if unforced
                    else f"unset {FORCE_VARIABLE}")
         if unknown_forced(libraries, forced):
-            return (f"my_ops {package_info.version}: {FORCE_VARIABLE}={forced} names no library here "
+            text = (f"my_ops {package_info.version}: {FORCE_VARIABLE}={forced} names no library here "
                     f"(available: {available}); {instead}, or set it to one of those.")
+            if unforced is None:  # none of those loads here either: what would
+                text += "\n" + _build_info.next_step(package_info, torch_version, torch_cuda, torch_hip)
+            return text
         if unforced is not None:
             return (f"my_ops {package_info.version}: {reasons.get(forced, f'{FORCE_VARIABLE}={forced} does not load')}"
                     f" (torch {torch_version}, CUDA {torch_cuda or 'none'}); {instead}.")

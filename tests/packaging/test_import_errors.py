@@ -98,6 +98,12 @@ def test_a_misspelled_library_names_the_ones_there_are():
                     "unset MY_OPS_LIBRARY (this torch then gets cu130), or set it to one of those.")
 
 
+def test_a_misspelled_library_where_none_fits_also_names_the_next_step():
+    text = _label_free_error([CPU, CU130], "2.9.1", "12.8", forced="cu126")
+    assert "MY_OPS_LIBRARY=cu126 names no library here" in text
+    assert _last_line(text).startswith("Upgrade torch to >= 2.10"), text
+
+
 def test_a_forced_library_that_cannot_load_says_unset_it():
     text = _label_free_error([CPU, CU126, CU130], "2.10.0", "12.8", forced="cu130")
     assert "MY_OPS_LIBRARY=cu130, but it is built with CUDA 13.0, another major version" in text
