@@ -137,9 +137,15 @@ def headline(h: History) -> list[str]:
         pct = f"{mine['gbps']:.1f} TFLOP/s" if tflops else f"{mine['pct_of_copy']:.1f}%"
         rows.append([label, dtype, f"`{shape}`", _us(mine["time_us"]), pct,
                      f"{_ratio(base, mine)} `{mine['baseline']}`" if base else "",
-                     _ratio(h.beside(mine, "compile"), mine), _ratio(h.beside(mine, "liger"), mine)])
+                     _ratio(h.beside(mine, "compile"), mine), _ratio(h.beside(mine, "liger"), mine),
+                     _run(mine)])
     return _table(["op", "dtype", "shape", "my_ops", "% of copy", "vs baseline", "vs torch.compile",
-                   "vs Liger-Kernel"], rows) + ["", h.caption()]
+                   "vs Liger-Kernel", "run"], rows) + ["", h.caption()]
+
+
+def _run(row: dict) -> str:
+    """Which run a row is from (a table can mix runs: each row is its case's newest)."""
+    return f"{row['date'][:10]} {row['commit'] or '?'}"
 
 
 def host(h: History) -> list[str]:
@@ -171,9 +177,9 @@ def three_ways(h: History) -> list[str]:
         present += [p for p, r in cells.items() if r is not None and p not in present]
         rows.append((f"`{shape}` {mode}", cells))
     providers = [p for p in THREE_WAYS_PROVIDERS if p in present]
-    body = [[label, *(f"{_us(c[p]['time_us'])} ({c[p]['pct_of_copy']:.1f}%)" if c.get(p) else "" for p in providers)]
-            for label, c in rows]
-    return _table(["bf16", *providers], body) + ["", h.caption()]
+    body = [[label, *(f"{_us(c[p]['time_us'])} ({c[p]['pct_of_copy']:.1f}%)" if c.get(p) else "" for p in providers),
+             _run(next(r for r in c.values() if r is not None))] for label, c in rows]
+    return _table(["bf16", *providers, "run"], body) + ["", h.caption()]
 
 
 def first_use(h: History) -> list[str]:
