@@ -693,9 +693,9 @@ def main() -> int:
                       {"INJECT_FAIL_GPU": matrix.default_pair().name, "INJECT_TAMPER": "1"}),
     }
     # the real test-wheel.sh and the sdist's build run in the scenario that publishes a release
-    # (each costs minutes: the real setup-venv.sh also runs in the pull request's GPU jobs)
+    # (each costs minutes: the real setup-venv.sh also runs in main's GPU jobs; a pull request has none)
     scenarios["tag"][3].update(REAL_TEST_WHEEL="1", REAL_SDIST_BUILD="1", REAL_SETUP_VENV="1")
-    scenarios["pull-request"][3].update(REAL_SETUP_VENV="1")
+    scenarios["push-main"][3].update(REAL_SETUP_VENV="1")
     missing_torch = f"torch-{matrix.find_pair('2.13-cu126').torch_build_version}+cu126-cp314-cp314-win_amd64.whl"
     wanted = args.only.split(",") if args.only else list(scenarios)
     for name in wanted:
@@ -749,7 +749,7 @@ def main() -> int:
             verified = [r for r in run["records"] if r["kind"] == "verified"]
             c(len(verified) == 1 and verified[0]["ok"],
               "the default build's real wheel passes ci/build/verify-wheel.py")
-            if name == "pull-request":
+            if name == "push-main":
                 check_gpu_venv(c, run)
         elif name == "windows-build-fails":
             c(run["returncode"] != 0, "the run fails")
