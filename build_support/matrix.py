@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform as host
+import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -220,9 +221,21 @@ def requires_python(torch_version: str, data: dict[str, Any] | None = None) -> s
     return f">={oldest}"
 
 
+# GitHub-hosted runner images: the build and CPU-test jobs take their `runs-on`
+# from [defaults], and only the GPU job may reach the self-hosted runner (its
+# label is written in wheels.yml). A label of another shape here is a mistake.
+_HOSTED_RUNNER = re.compile(r"(ubuntu|windows|macos)-[0-9][0-9a-z.-]*")
+
+
 def load(path: Path = MATRIX_FILE) -> dict[str, Any]:
     with path.open("rb") as f:
-        return tomllib.load(f)
+        data = tomllib.load(f)
+    for key, label in data.get("defaults", {}).items():
+        if key.endswith("_runner") and not (isinstance(label, str) and _HOSTED_RUNNER.fullmatch(label)):
+            raise SystemExit(f"matrix.toml: [defaults] {key} = {label!r} is not a GitHub-hosted runner image "
+                             "(ubuntu-*, windows-*, macos-* with a version): builds and CPU tests run on "
+                             "GitHub's runners; only wheels.yml's GPU job names the self-hosted one")
+    return data
 
 
 def _pair_specs(data: dict[str, Any]):

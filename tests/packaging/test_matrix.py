@@ -217,3 +217,17 @@ def test_readme_table_is_generated_from_the_matrix():
 def test_unknown_pair_names_the_known_ones():
     with pytest.raises(SystemExit, match="known pairs: 2.6-cu124"):
         matrix.find_pair("2.7-cu118")
+
+
+@pytest.mark.parametrize("label", ["self-hosted", "gpu", "ubuntu-latest", "[self-hosted, gpu]", "ubuntu"])
+def test_build_runners_are_github_hosted_images(tmp_path, label):
+    """A matrix.toml that sends builds or CPU tests anywhere but a versioned
+    GitHub-hosted image (the self-hosted GPU runner, a moving `-latest`) is refused."""
+    text = (ROOT / "build_support/matrix.toml").read_text()
+    changed, count = re.subn(r'(?m)^linux_runner = ".*"$', f"linux_runner = {json.dumps(label)}", text)
+    assert count == 1
+    path = tmp_path / "matrix.toml"
+    path.write_text(changed)
+    with pytest.raises(SystemExit, match="linux_runner .* is not a GitHub-hosted runner image"):
+        matrix.load(path)
+    assert matrix.load()["defaults"]["linux_runner"].startswith("ubuntu-")
