@@ -129,18 +129,26 @@ def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[
     if not (rows and cols) or x.device.type == "meta":
         return grad_x.zero_(), torch.zeros_like(weight)
     block_m, block_n, warps = _layout(cols)
-    # programs: a few per multiprocessor (one resident wave), each a slice of rows
-    per_sm = max(1, 32 // warps)
     sms = _programs_per_sm(x.device.index or 0) if x.device.type == "cuda" else 4
-    programs = min(triton.cdiv(rows, block_m), sms * per_sm)
-    rows_per_program = triton.cdiv(rows, programs)
-    programs = triton.cdiv(rows, rows_per_program)
+    programs, rows_per_program = _backward_grid(rows, block_m, warps, sms)
     partial = torch.empty((programs, cols), dtype=acc, device=x.device)
     with _on_device(x):
         (_backward_kernel if _INTERPRET else wrap_triton(_backward_kernel))[(programs,)](
             grad_out, x, weight.contiguous(), grad_x, partial, rows, cols, _eps_argument(eps, x), rows_per_program,
+            triton.cdiv(rows_per_program, block_m),
             BLOCK_M=block_m, BLOCK_N=block_n, FP64=x.dtype == torch.float64, num_warps=warps)
     return grad_x, partial.sum(0).to(weight.dtype)
+
+
+def _backward_grid(rows: int, block_m: int, warps: int, sms: int) -> tuple[int, int]:
+    """(programs, rows_per_program) of the backward: a few programs per
+    multiprocessor (one resident wave), each a contiguous slice of rows. The
+    slices depend on the row count and the device alone, so the weight
+    gradient's order of summation is the same on every run."""
+    per_sm = max(1, 32 // warps)
+    programs = min(triton.cdiv(rows, block_m), sms * per_sm)
+    rows_per_program = triton.cdiv(rows, programs)
+    return triton.cdiv(rows, rows_per_program), rows_per_program
 
 
 def _autograd_backward(ctx, grad: Tensor):
