@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 import os
 
 import torch
-import triton
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
@@ -42,6 +42,11 @@ _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 @functools.cache
 def _programs_per_sm(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def _cdiv(a: int, b: int) -> int:
+    # not triton.cdiv: its constexpr unwrapping is host time on every call
+    return -(-a // b)
 
 
 def _refuse_dual(op, *tensors: Tensor) -> None:
@@ -111,7 +116,7 @@ def _forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
     if rows and cols and x.device.type != "meta":  # meta: shapes only
         block_m, block_n, warps = _layout(cols)
         with _on_device(x):
-            (_forward_kernel if _INTERPRET else wrap_triton(_forward_kernel))[(triton.cdiv(rows, block_m),)](
+            (_forward_kernel if _INTERPRET else wrap_triton(_forward_kernel))[(_cdiv(rows, block_m),)](
                 x, weight.contiguous(), y, rows, cols, _eps_argument(eps, x), BLOCK_M=block_m, BLOCK_N=block_n,
                 FP64=x.dtype == torch.float64, num_warps=warps)
     return y
@@ -135,7 +140,7 @@ def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[
     with _on_device(x):
         (_backward_kernel if _INTERPRET else wrap_triton(_backward_kernel))[(programs,)](
             grad_out, x, weight.contiguous(), grad_x, partial, rows, cols, _eps_argument(eps, x), rows_per_program,
-            triton.cdiv(rows_per_program, block_m),
+            _cdiv(rows_per_program, block_m),
             BLOCK_M=block_m, BLOCK_N=block_n, FP64=x.dtype == torch.float64, num_warps=warps)
     return grad_x, partial.sum(0).to(weight.dtype)
 
@@ -146,9 +151,9 @@ def _backward_grid(rows: int, block_m: int, warps: int, sms: int) -> tuple[int, 
     slices depend on the row count and the device alone, so the weight
     gradient's order of summation is the same on every run."""
     per_sm = max(1, 32 // warps)
-    programs = min(triton.cdiv(rows, block_m), sms * per_sm)
-    rows_per_program = triton.cdiv(rows, programs)
-    return triton.cdiv(rows, rows_per_program), rows_per_program
+    programs = min(_cdiv(rows, block_m), sms * per_sm)
+    rows_per_program = _cdiv(rows, programs)
+    return _cdiv(rows, rows_per_program), rows_per_program
 
 
 def _autograd_backward(ctx, grad: Tensor):
@@ -178,6 +183,7 @@ def _function(op, setup, formula) -> type[torch.autograd.Function]:
         def forward(*args):
             return op(*args)  # (grad mode is off in here)
 
+
         setup_context = staticmethod(setup)
         backward = staticmethod(formula)
 
@@ -185,6 +191,9 @@ def _function(op, setup, formula) -> type[torch.autograd.Function]:
         def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd, hessian): no formula
             raise _runtime._forward_ad_error(op)
 
+    # Function.apply binds the arguments to forward's signature on every call
+    # (it has a setup_context): computed once here, not on every call.
+    Function.forward.__signature__ = inspect.signature(Function.forward)
     return Function
 
 
