@@ -204,10 +204,13 @@ _BACKWARD = _function(torch.ops.my_ops.triton_rms_norm_backward.default, _setup_
 def _apply(function, op, *args):
     """op(*args), through `function` eagerly: torch.func's transforms (grad, vjp,
     jacrev, hessian) need its setup_context, which the Autograd kernel that
-    triton_op registers lacks (pytorch#168393); compiled code calls the op."""
-    if not torch.compiler.is_compiling():
-        return function.apply(*args)
-    return op(*args)
+    triton_op registers lacks (pytorch#168393); compiled code calls the op.
+    With grad mode off nothing is recorded, so the op is called directly:
+    the backward of a plain .backward() (torch.func's transforms run theirs
+    with grad mode on) and no_grad calls skip the Function's host time."""
+    if torch.compiler.is_compiling() or not torch.is_grad_enabled():
+        return op(*args)
+    return function.apply(*args)
 
 
 def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
