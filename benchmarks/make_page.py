@@ -66,6 +66,9 @@ THREE_WAYS = "rms_norm_3ways"
 THREE_WAYS_ROWS = [("8x4096x4096", "fwd"), ("8x4096x4096", "fwd+bwd"), ("1048576x128", "fwd"),
                    ("32768x4097", "fwd"), ("32768x4096/8192", "fwd")]
 THREE_WAYS_PROVIDERS = ["eager", "F.rms_norm", "compile", "liger", "triton", "cuda_c"]
+# bench_decoder_block.py's cases: (mode, shape) in the order the page lists them
+DECODER_BLOCK_ROWS = [("prefill", "8x2048x4096"), ("prefill", "1x4096x4096"), ("decode", "64x1x4096"),
+                      ("train", "1x4096x4096"), ("train", "8x2048x4096")]
 
 
 class History:
@@ -182,6 +185,25 @@ def three_ways(h: History) -> list[str]:
     return _table(["bf16", *providers, "run"], body) + ["", h.caption()]
 
 
+def decoder_block(h: History) -> list[str]:
+    """The block's time per call, torch's ops and my_ops', eager and compiled, from one run per row."""
+    rows = []
+    for mode, shape in DECODER_BLOCK_ROWS:
+        anchor = h.row("decoder_block", mode, "bfloat16", shape, provider="torch eager")
+        if anchor is None:
+            continue
+        cells = []
+        for how in ("eager", "compile"):
+            torch_row = anchor if how == "eager" else h.beside(anchor, f"torch {how}")
+            mine = h.beside(anchor, f"my_ops {how}")
+            cells += [_us(torch_row["time_us"]) if torch_row else "", _us(mine["time_us"]) if mine else "",
+                      f"{mine['time_us'] / torch_row['time_us']:.3f}" if mine and torch_row else ""]
+        batch, tokens, _ = shape.split("x")
+        rows.append([mode, f"{batch} x {tokens}", *cells, _run(anchor)])
+    return _table(["mode", "tokens", "torch eager", "my_ops eager", "ratio", "torch compile", "my_ops compile",
+                   "ratio", "run"], rows) + ["", h.caption()]
+
+
 def first_use(h: History) -> list[str]:
     """The Triton op's first use in a fresh process, from the newest run that timed it."""
     timed = [r for r in h.rows if r["op"] == THREE_WAYS and r["mode"].startswith("first-")]
@@ -237,7 +259,8 @@ def sweep_plots(h: History) -> tuple[list[str], dict[str, str]]:
 
 
 # The generated parts the page holds, each once: <machine kind>-<what>.
-PARTS = ["h100-headline", "h100-plots", "h100-host", "h100-three-ways", "h100-first-use", "cpu-table"]
+PARTS = ["h100-headline", "h100-plots", "h100-host", "h100-three-ways", "h100-first-use", "h100-decoder-block",
+         "cpu-table"]
 
 
 def render(page: str, results: Path = history.RESULTS) -> tuple[str, dict[str, str]]:
@@ -257,7 +280,7 @@ def render(page: str, results: Path = history.RESULTS) -> tuple[str, dict[str, s
             files.update(svgs)
             return lines
         return {"headline": headline, "host": host, "three-ways": three_ways, "first-use": first_use,
-                "table": cpu}[what](h)
+                "decoder-block": decoder_block, "table": cpu}[what](h)
 
     def replace(match: re.Match) -> str:
         name = match["name"]

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 import os
 
 import torch
-import triton
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
@@ -42,6 +42,11 @@ _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 @functools.cache
 def _programs_per_sm(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def _cdiv(a: int, b: int) -> int:
+    # not triton.cdiv: its constexpr unwrapping is host time on every call
+    return -(-a // b)
 
 
 def _refuse_dual(op, *tensors: Tensor) -> None:
@@ -111,7 +116,7 @@ def _forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
     if rows and cols and x.device.type != "meta":  # meta: shapes only
         block_m, block_n, warps = _layout(cols)
         with _on_device(x):
-            (_forward_kernel if _INTERPRET else wrap_triton(_forward_kernel))[(triton.cdiv(rows, block_m),)](
+            (_forward_kernel if _INTERPRET else wrap_triton(_forward_kernel))[(_cdiv(rows, block_m),)](
                 x, weight.contiguous(), y, rows, cols, _eps_argument(eps, x), BLOCK_M=block_m, BLOCK_N=block_n,
                 FP64=x.dtype == torch.float64, num_warps=warps)
     return y
@@ -129,18 +134,26 @@ def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[
     if not (rows and cols) or x.device.type == "meta":
         return grad_x.zero_(), torch.zeros_like(weight)
     block_m, block_n, warps = _layout(cols)
-    # programs: a few per multiprocessor (one resident wave), each a slice of rows
-    per_sm = max(1, 32 // warps)
     sms = _programs_per_sm(x.device.index or 0) if x.device.type == "cuda" else 4
-    programs = min(triton.cdiv(rows, block_m), sms * per_sm)
-    rows_per_program = triton.cdiv(rows, programs)
-    programs = triton.cdiv(rows, rows_per_program)
+    programs, rows_per_program = _backward_grid(rows, block_m, warps, sms)
     partial = torch.empty((programs, cols), dtype=acc, device=x.device)
     with _on_device(x):
         (_backward_kernel if _INTERPRET else wrap_triton(_backward_kernel))[(programs,)](
             grad_out, x, weight.contiguous(), grad_x, partial, rows, cols, _eps_argument(eps, x), rows_per_program,
+            _cdiv(rows_per_program, block_m),
             BLOCK_M=block_m, BLOCK_N=block_n, FP64=x.dtype == torch.float64, num_warps=warps)
     return grad_x, partial.sum(0).to(weight.dtype)
+
+
+def _backward_grid(rows: int, block_m: int, warps: int, sms: int) -> tuple[int, int]:
+    """(programs, rows_per_program) of the backward: a few programs per
+    multiprocessor (one resident wave), each a contiguous slice of rows. The
+    slices depend on the row count and the device alone, so the weight
+    gradient's order of summation is the same on every run."""
+    per_sm = max(1, 32 // warps)
+    programs = min(_cdiv(rows, block_m), sms * per_sm)
+    rows_per_program = _cdiv(rows, programs)
+    return _cdiv(rows, rows_per_program), rows_per_program
 
 
 def _autograd_backward(ctx, grad: Tensor):
@@ -170,6 +183,7 @@ def _function(op, setup, formula) -> type[torch.autograd.Function]:
         def forward(*args):
             return op(*args)  # (grad mode is off in here)
 
+
         setup_context = staticmethod(setup)
         backward = staticmethod(formula)
 
@@ -177,6 +191,9 @@ def _function(op, setup, formula) -> type[torch.autograd.Function]:
         def jvp(ctx, *tangents):  # torch.func's forward mode (jvp, jacfwd, hessian): no formula
             raise _runtime._forward_ad_error(op)
 
+    # Function.apply binds the arguments to forward's signature on every call
+    # (it has a setup_context): computed once here, not on every call.
+    Function.forward.__signature__ = inspect.signature(Function.forward)
     return Function
 
 
@@ -187,10 +204,13 @@ _BACKWARD = _function(torch.ops.my_ops.triton_rms_norm_backward.default, _setup_
 def _apply(function, op, *args):
     """op(*args), through `function` eagerly: torch.func's transforms (grad, vjp,
     jacrev, hessian) need its setup_context, which the Autograd kernel that
-    triton_op registers lacks (pytorch#168393); compiled code calls the op."""
-    if not torch.compiler.is_compiling():
-        return function.apply(*args)
-    return op(*args)
+    triton_op registers lacks (pytorch#168393); compiled code calls the op.
+    With grad mode off nothing is recorded, so the op is called directly:
+    the backward of a plain .backward() (torch.func's transforms run theirs
+    with grad mode on) and no_grad calls skip the Function's host time."""
+    if torch.compiler.is_compiling() or not torch.is_grad_enabled():
+        return op(*args)
+    return function.apply(*args)
 
 
 def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
