@@ -11,7 +11,7 @@
 // rstd > 0, so max |y| = rstd * max |x * w| exactly (rounding is monotonic):
 // the max goes into the sum of squares' block reduction, no second one. A
 // static scale is read once per block before the rows (its latency beside
-// theirs, not after). The conversion: cvt.rn.satfinite.e4m3x2.f32 from sm_89
+// theirs) and divided after their loads. The conversion: cvt.rn.satfinite.e4m3x2.f32 from sm_89
 // on, two values per instruction; before, the software rule of
 // ../fp8_convert.h, which the CPU kernels share.
 #include "../fp8.h"
@@ -74,8 +74,9 @@ template <typename A> struct Factors {
     A pre, inv;
 };
 
-template <typename A> __device__ __forceinline__ Factors<A> static_factors(const float *scale) {
-    const float s = *scale;
+// (the kernels load the scale before the rows and call this after the rows'
+// loads: the division's branch would otherwise hold those loads back)
+template <typename A> __device__ __forceinline__ Factors<A> static_factors(float s) {
     const float pre = my_ops_fp8_scale_prefactor(s);
     return Factors<A>{A(pre), A(1) / A(s * pre)};
 }
@@ -121,7 +122,7 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
     const int nvec = int(hidden / P);
     const WeightVec<T, W> *w = reinterpret_cast<const WeightVec<T, W> *>(weight);
     Factors<A> q{};
-    if constexpr (!kDynamic) q = static_factors<A>(scaling.static_scale);
+    const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
         V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
@@ -140,13 +141,20 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
                     res_row[i] = v;
                 }
                 held[k] = v;
+            }
+        }
+        // (every load of the row issued before the first use)
 #pragma unroll
-                for (int e = 0; e < P; ++e) sum_sq += to_acc(v.v[e]) * to_acc(v.v[e]);
+        for (int k = 0; k < NV; ++k) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) {
+#pragma unroll
+                for (int e = 0; e < P; ++e) sum_sq += to_acc(held[k].v[e]) * to_acc(held[k].v[e]);
                 if constexpr (kDynamic) {
                     const WeightVec<T, W> wv = w[i];
 #pragma unroll
                     for (int e = 0; e < P; ++e)
-                        xw_max = fmax(xw_max, fabs(to_acc(v.v[e]) * to_acc(wv.v[e])));
+                        xw_max = fmax(xw_max, fabs(to_acc(held[k].v[e]) * to_acc(wv.v[e])));
                 }
             }
         }
@@ -158,6 +166,7 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
             q = row_factors(scaling, row, fmax(A(0), rstd * r.b));
         } else {
             rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+            q = static_factors<A>(static_scale);
         }
         // y is computed again for the output rather than held: 32 more registers per
         // thread at 4 vectors cost occupancy (the same expression, so the same values)
@@ -188,7 +197,7 @@ rms_norm_fp8_generic_kernel(const T *x, int64_t x_stride, T *residual, int64_t r
     __shared__ A scratch[32];
     __shared__ Pair2<A> pairs[32];
     Factors<A> q{};
-    if constexpr (!kDynamic) q = static_factors<A>(scaling.static_scale);
+    const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *x_row = x + row * x_stride;
         T *res_row = kAdd ? residual + row * res_stride : nullptr;
@@ -209,6 +218,7 @@ rms_norm_fp8_generic_kernel(const T *x, int64_t x_stride, T *residual, int64_t r
             q = row_factors(scaling, row, fmax(A(0), rstd * r.b));
         } else {
             rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+            q = static_factors<A>(static_scale);
         }
         const T *src = kAdd ? res_row : x_row;
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
@@ -293,7 +303,7 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
     // this block's vectors of each row: [first, first + chunk) (the whole row per token)
     const int first = int(blockIdx.y) * chunk;
     Factors<A> q{};
-    if constexpr (!kDynamic) q = static_factors<A>(scaling.static_scale);
+    const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *gate = reinterpret_cast<const V *>(x + row * x_stride);
         const V *up = gate + nvec;
@@ -320,6 +330,7 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
             }
         }
         if constexpr (kDynamic) q = row_factors(scaling, row, block_max(amax, scratch));
+        else q = static_factors<A>(static_scale);
         Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * d);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
@@ -336,7 +347,7 @@ act_and_mul_fp8_generic_kernel(const T *__restrict__ x, int64_t x_stride, uint8_
     using A = acc_t<T>;
     __shared__ A scratch[32];
     Factors<A> q{};
-    if constexpr (!kDynamic) q = static_factors<A>(scaling.static_scale);
+    const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *gate = x + row * x_stride;
         auto y = [&](int64_t j) { return activation<kAct>(to_acc(gate[j])) * to_acc(gate[d + j]); };
@@ -344,6 +355,8 @@ act_and_mul_fp8_generic_kernel(const T *__restrict__ x, int64_t x_stride, uint8_
             A amax = 0;  // (d == 0: 0, the floor scale, as on the CPU)
             for (int64_t j = threadIdx.x; j < d; j += blockDim.x) amax = fmax(amax, fabs(y(j)));
             q = row_factors(scaling, row, block_max(amax, scratch));
+        } else {
+            q = static_factors<A>(static_scale);
         }
         for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
             out[row * d + j] = to_e4m3(scaled(y(j), q));
