@@ -108,6 +108,26 @@ __device__ __forceinline__ Bytes<P> quantize(const A (&y)[P], const Factors<A> &
 }
 
 // ------------------------------------------------------------- RMSNorm --
+// A row's rstd from this thread's share of the sum of squares and, per token,
+// of max |x * w|, and its factors q; thread 0 writes a per-token scale.
+template <bool kDynamic, typename A>
+__device__ __forceinline__ A norm_row_factors(A sum_sq, A xw_max, int64_t hidden, A eps,
+                                              const my_ops_fp8_scaling &scaling,
+                                              float static_scale, int64_t row, Factors<A> &q,
+                                              A *scratch, Pair2<A> *pairs) {
+    if constexpr (kDynamic) {
+        const Pair2<A> r = block_sum_and_max(sum_sq, xw_max, pairs);
+        const A rstd = reciprocal_sqrt(r.a / A(hidden) + eps);
+        // fmax: a NaN rstd (a NaN in the row) gives amax 0, NaN never counting
+        q = row_factors(scaling, row, fmax(A(0), rstd * r.b));
+        return rstd;
+    } else {
+        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+        q = static_factors<A>(static_scale);
+        return rstd;
+    }
+}
+
 template <typename T, typename W, int NV, int kMaxThreads, bool kAdd, bool kDynamic>
 __global__ void __launch_bounds__(kMaxThreads)
 rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restrict__ residual,
@@ -158,16 +178,8 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
                 }
             }
         }
-        A rstd;
-        if constexpr (kDynamic) {
-            const Pair2<A> r = block_sum_and_max(sum_sq, xw_max, pairs);
-            rstd = reciprocal_sqrt(r.a / A(hidden) + eps);
-            // fmax: a NaN rstd (a NaN in the row) gives amax 0, NaN never counting
-            q = row_factors(scaling, row, fmax(A(0), rstd * r.b));
-        } else {
-            rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-            q = static_factors<A>(static_scale);
-        }
+        const A rstd = norm_row_factors<kDynamic>(sum_sq, xw_max, hidden, eps, scaling,
+                                                  static_scale, row, q, scratch, pairs);
         // y is computed again for the output rather than held: 32 more registers per
         // thread at 4 vectors cost occupancy (the same expression, so the same values)
         Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * hidden);
@@ -211,15 +223,8 @@ rms_norm_fp8_generic_kernel(const T *x, int64_t x_stride, T *residual, int64_t r
             sum_sq += to_acc(v) * to_acc(v);
             if constexpr (kDynamic) xw_max = fmax(xw_max, fabs(to_acc(v) * to_acc(weight[j])));
         }
-        A rstd;
-        if constexpr (kDynamic) {
-            const Pair2<A> r = block_sum_and_max(sum_sq, xw_max, pairs);
-            rstd = reciprocal_sqrt(r.a / A(hidden) + eps);
-            q = row_factors(scaling, row, fmax(A(0), rstd * r.b));
-        } else {
-            rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-            q = static_factors<A>(static_scale);
-        }
+        const A rstd = norm_row_factors<kDynamic>(sum_sq, xw_max, hidden, eps, scaling,
+                                                  static_scale, row, q, scratch, pairs);
         const T *src = kAdd ? res_row : x_row;
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
             out[row * hidden + j] = to_e4m3(scaled((to_acc(src[j]) * to_acc(weight[j])) * rstd, q));
