@@ -66,6 +66,10 @@ THREE_WAYS = "rms_norm_3ways"
 THREE_WAYS_ROWS = [("8x4096x4096", "fwd"), ("8x4096x4096", "fwd+bwd"), ("1048576x128", "fwd"),
                    ("32768x4097", "fwd"), ("32768x4096/8192", "fwd")]
 THREE_WAYS_PROVIDERS = ["eager", "F.rms_norm", "compile", "liger", "triton", "cuda_c"]
+# The fp8 family (bench_fp8.py): each op at its shapes (the output's [rows, width]), bf16
+FP8_OPS = ["rms_norm_fp8", "rms_norm_fp8_per_token", "fused_add_rms_norm_fp8", "fused_add_rms_norm_fp8_per_token",
+           "silu_and_mul_fp8", "silu_and_mul_fp8_per_token"]
+FP8_SHAPES = ["32768x4096", "8192x8192", "64x8192"]
 
 
 class History:
@@ -202,6 +206,23 @@ def first_use(h: History) -> list[str]:
     return _table(["Triton op, wall time", *caches], rows) + ["", h.caption()]
 
 
+def fp8(h: History) -> list[str]:
+    rows = []
+    for op in FP8_OPS:
+        for shape in FP8_SHAPES:
+            mine = h.row(op, "fwd", "bfloat16", shape)
+            if mine is None:
+                continue
+            compiled, eager = h.beside(mine, "compile"), h.beside(mine, "eager")
+            rows.append([op, f"`{shape}`", _us(mine["time_us"]), f"{mine['pct_of_copy']:.1f}%",
+                         _us(compiled["time_us"]) if compiled else "", _ratio(compiled, mine),
+                         _ratio(eager, mine), _run(mine)])
+    if not rows:
+        return []
+    return _table(["op", "shape", "my_ops", "% of copy", "torch.compile", "vs torch.compile", "vs eager", "run"],
+                  rows) + ["", h.caption()]
+
+
 def cpu(h: History) -> list[str]:
     rows = []
     for (op, mode, dtype, shape, provider, note), mine in sorted(h.current.items()):
@@ -237,7 +258,7 @@ def sweep_plots(h: History) -> tuple[list[str], dict[str, str]]:
 
 
 # The generated parts the page holds, each once: <machine kind>-<what>.
-PARTS = ["h100-headline", "h100-plots", "h100-host", "h100-three-ways", "h100-first-use", "cpu-table"]
+PARTS = ["h100-headline", "h100-plots", "h100-host", "h100-three-ways", "h100-first-use", "h100-fp8", "cpu-table"]
 
 
 def render(page: str, results: Path = history.RESULTS) -> tuple[str, dict[str, str]]:
@@ -257,7 +278,7 @@ def render(page: str, results: Path = history.RESULTS) -> tuple[str, dict[str, s
             files.update(svgs)
             return lines
         return {"headline": headline, "host": host, "three-ways": three_ways, "first-use": first_use,
-                "table": cpu}[what](h)
+                "fp8": fp8, "table": cpu}[what](h)
 
     def replace(match: re.Match) -> str:
         name = match["name"]
