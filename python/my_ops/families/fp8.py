@@ -49,7 +49,7 @@ def _run(op, tensors, *args):
 def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1e-6) -> Tensor:
     """``fp8(rms_norm(x, weight, eps) / scale)``: x [..., hidden] -> float8_e4m3fn [..., hidden].
 
-    weight [hidden] has x's dtype or a wider float dtype (used unrounded, as rms_norm's); scale is a
+    weight [hidden] has x's dtype or a wider float dtype (read as float32, as rms_norm's); scale is a
     one-element float32 tensor on x's device.
     """
     if type(eps) is not float:
