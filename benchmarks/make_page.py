@@ -69,6 +69,10 @@ THREE_WAYS_PROVIDERS = ["eager", "F.rms_norm", "compile", "liger", "triton", "cu
 # bench_decoder_block.py's cases: (mode, shape) in the order the page lists them
 DECODER_BLOCK_ROWS = [("prefill", "8x2048x4096"), ("prefill", "1x4096x4096"), ("decode", "64x1x4096"),
                       ("train", "1x4096x4096"), ("train", "8x2048x4096")]
+# The fp8 family (bench_fp8.py): each op at its shapes (the output's [rows, width]), bf16
+FP8_OPS = ["rms_norm_fp8", "rms_norm_fp8_per_token", "fused_add_rms_norm_fp8", "fused_add_rms_norm_fp8_per_token",
+           "silu_and_mul_fp8", "silu_and_mul_fp8_per_token"]
+FP8_SHAPES = ["32768x4096", "8192x8192", "64x8192"]
 
 
 class History:
@@ -224,6 +228,23 @@ def first_use(h: History) -> list[str]:
     return _table(["Triton op, wall time", *caches], rows) + ["", h.caption()]
 
 
+def fp8(h: History) -> list[str]:
+    rows = []
+    for op in FP8_OPS:
+        for shape in FP8_SHAPES:
+            mine = h.row(op, "fwd", "bfloat16", shape)
+            if mine is None:
+                continue
+            compiled, eager = h.beside(mine, "compile"), h.beside(mine, "eager")
+            rows.append([op, f"`{shape}`", _us(mine["time_us"]), f"{mine['pct_of_copy']:.1f}%",
+                         _us(compiled["time_us"]) if compiled else "", _ratio(compiled, mine),
+                         _ratio(eager, mine), _run(mine)])
+    if not rows:
+        return []
+    return _table(["op", "shape", "my_ops", "% of copy", "torch.compile", "vs torch.compile", "vs eager", "run"],
+                  rows) + ["", h.caption()]
+
+
 def cpu(h: History) -> list[str]:
     rows = []
     for (op, mode, dtype, shape, provider, note), mine in sorted(h.current.items()):
@@ -259,8 +280,8 @@ def sweep_plots(h: History) -> tuple[list[str], dict[str, str]]:
 
 
 # The generated parts the page holds, each once: <machine kind>-<what>.
-PARTS = ["h100-headline", "h100-plots", "h100-host", "h100-three-ways", "h100-first-use", "h100-decoder-block",
-         "cpu-table"]
+PARTS = ["h100-headline", "h100-plots", "h100-host", "h100-three-ways", "h100-first-use", "h100-fp8",
+         "h100-decoder-block", "cpu-table"]
 
 
 def render(page: str, results: Path = history.RESULTS) -> tuple[str, dict[str, str]]:
@@ -280,7 +301,7 @@ def render(page: str, results: Path = history.RESULTS) -> tuple[str, dict[str, s
             files.update(svgs)
             return lines
         return {"headline": headline, "host": host, "three-ways": three_ways, "first-use": first_use,
-                "decoder-block": decoder_block, "table": cpu}[what](h)
+                "decoder-block": decoder_block, "fp8": fp8, "table": cpu}[what](h)
 
     def replace(match: re.Match) -> str:
         name = match["name"]

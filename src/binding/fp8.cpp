@@ -16,27 +16,23 @@ namespace {
 using api::Tensor;
 using OptionalTensor = std::optional<Tensor>;
 
-const char *const kNormRules = "x: dim>=1; weight: like=x shape=last(x); eps: eps";
-const char *const kAddRules = "x: dim>=1; residual: like=x shape=x written apart=x; "
-                              "weight: like=x shape=last(x) apart=residual; eps: eps";
-
 const OpRules rms_norm_fp8_op(
     "rms_norm_fp8(Tensor x, Tensor weight, Tensor scale, float eps) -> Tensor",
-    "x: dim>=1; weight: like=x shape=last(x); scale: scale=x; eps: eps");
+    "x: dim>=1; weight: like_or_wider=x shape=last(x); scale: scale=x; eps: eps");
 const OpRules rms_norm_fp8_per_token_op(
     "rms_norm_fp8_per_token(Tensor x, Tensor weight, float eps, Tensor? scale_ub=None) -> "
     "(Tensor, Tensor)",
-    "x: dim>=1; weight: like=x shape=last(x); eps: eps; scale_ub: scale=x");
+    "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps; scale_ub: scale=x");
 const OpRules fused_add_rms_norm_fp8_op(
     "fused_add_rms_norm_fp8(Tensor x, Tensor(a!) residual, Tensor weight, Tensor scale, float eps) "
     "-> Tensor",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
-    "weight: like=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: eps");
+    "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: eps");
 const OpRules fused_add_rms_norm_fp8_per_token_op(
     "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float eps, "
     "Tensor? scale_ub=None) -> (Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
-    "weight: like=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x apart=residual");
+    "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x apart=residual");
 const OpRules silu_and_mul_fp8_op("silu_and_mul_fp8(Tensor x, Tensor scale) -> Tensor",
                                   "x: dim>=1 even; scale: scale=x");
 const OpRules silu_and_mul_fp8_per_token_op(
@@ -73,6 +69,22 @@ my_ops_fp8_scaling from_row(my_ops_fp8_scaling s, int64_t begin) {
     return s;
 }
 
+// Runs the kernel of one device over `rows` rows of `width` values:
+// cuda(stream) on CUDA, cpu(begin, end) over chunks of rows on the CPU (cuda
+// is a generic lambda: its body, which names the CUDA kernels, is compiled
+// only where it is called, in builds with CUDA).
+template <bool kCuda, typename Cuda, typename Cpu>
+void run_on_device(const OpRules &op, const Tensor &x, int64_t rows, int64_t width,
+                   const Cuda &cuda, const Cpu &cpu) {
+    if constexpr (kCuda) {
+#ifdef MY_OPS_WITH_CUDA
+        run_cuda(op, x, cuda);
+#endif
+    } else {
+        run_cpu(op, rows, grain_for(width), cpu);
+    }
+}
+
 // ------------------------------------------------------------- RMSNorm --
 // x's rows (and the residual's, written in place: a layout the kernels cannot
 // walk is worked on in a contiguous copy, copied back) into `o`.
@@ -85,28 +97,27 @@ void rms_norm_fp8_run(const OpRules &op, const Tensor &x, std::optional<Tensor> 
     const Rows xr = rows_in_place(x);
     std::optional<Rows> rr;
     if (residual) rr = rows_in_place(*residual);
-    const Tensor w = api::contiguous(weight);
-    const my_ops_dtype dt = kernel_dtype(x);
+    // the weight as rms_norm's kernels take it: x's dtype, or (a wider one) float32
+    const bool same = weight.scalar_type() == x.scalar_type();
+    const Tensor w = api::contiguous(same ? weight : api::to_dtype(weight, api::ScalarType::Float));
+    const my_ops_dtype dt = kernel_dtype(x), wdt = same ? dt : MY_OPS_FLOAT32;
     const my_ops_fp8_scaling s = scaling_of(scale, o, scale_ub);
     uint8_t *out = static_cast<uint8_t *>(o.out.mutable_data_ptr());
-    if constexpr (kCuda) {
-#ifdef MY_OPS_WITH_CUDA
-        run_cuda(op, x, [&](void *stream) {
-            return my_ops_rms_norm_fp8_cuda(dt, xr.tensor.const_data_ptr(), xr.stride,
+    run_on_device<kCuda>(
+        op, x, rows, hidden,
+        [&](auto stream) {
+            return my_ops_rms_norm_fp8_cuda(dt, wdt, xr.tensor.const_data_ptr(), xr.stride,
                                             rr ? rr->tensor.mutable_data_ptr() : nullptr,
                                             rr ? rr->stride : 0, w.const_data_ptr(), out, s, rows,
                                             hidden, eps, stream);
-        });
-#endif
-    } else {
-        run_cpu(op, rows, grain_for(hidden), [&](int64_t begin, int64_t end) {
+        },
+        [&](int64_t begin, int64_t end) {
             return my_ops_rms_norm_fp8_cpu(
-                dt, element_ptr(xr.tensor, begin * xr.stride), xr.stride,
+                dt, wdt, element_ptr(xr.tensor, begin * xr.stride), xr.stride,
                 rr ? mutable_element_ptr(rr->tensor, begin * rr->stride) : nullptr,
                 rr ? rr->stride : 0, w.const_data_ptr(), out + begin * hidden, from_row(s, begin),
                 end - begin, hidden, eps);
         });
-    }
     if (rr && rr->copied) api::copy_(*residual, rr->tensor);
 }
 
@@ -159,20 +170,17 @@ void act_and_mul_fp8_run(const OpRules &op, my_ops_activation act, const Tensor 
     const my_ops_dtype dt = kernel_dtype(x);
     const my_ops_fp8_scaling s = scaling_of(scale, o, scale_ub);
     uint8_t *out = static_cast<uint8_t *>(o.out.mutable_data_ptr());
-    if constexpr (kCuda) {
-#ifdef MY_OPS_WITH_CUDA
-        run_cuda(op, x, [&](void *stream) {
+    run_on_device<kCuda>(
+        op, x, rows, d,
+        [&](auto stream) {
             return my_ops_act_and_mul_fp8_cuda(dt, act, xr.tensor.const_data_ptr(), xr.stride, out,
                                                s, rows, d, stream);
-        });
-#endif
-    } else {
-        run_cpu(op, rows, grain_for(d), [&](int64_t begin, int64_t end) {
+        },
+        [&](int64_t begin, int64_t end) {
             return my_ops_act_and_mul_fp8_cpu(dt, act, element_ptr(xr.tensor, begin * xr.stride),
                                               xr.stride, out + begin * d, from_row(s, begin),
                                               end - begin, d);
         });
-    }
 }
 
 std::vector<int64_t> halved_shape(const Tensor &x) {

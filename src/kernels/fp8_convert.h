@@ -61,4 +61,19 @@ MY_OPS_FP8_MATH uint8_t my_ops_float_to_e4m3(float v) {
     return (uint8_t)(sign | ((rounded >> 20) - (120u << 3)));
 }
 
+/* A static scale's y / scale is computed as (y * pre) * inv with
+ * inv = 1 / (scale * pre): pre is 2^64 for |scale| < 2^-64 (a subnormal
+ * scale's own reciprocal overflows to inf, and 0 * inf would make zeros NaN),
+ * 2^-64 for |scale| > 2^64 (its reciprocal would lose bits below float's
+ * normal range), else 1. Powers of two: both products are exact but for
+ * overflow or underflow, where y / scale saturates or rounds to 0 anyway. So
+ * every float32 scale gives fp8(y / scale) by IEEE rules: zero gives +-448
+ * (NaN for y = 0), a negative scale flips signs, NaN gives NaN. */
+MY_OPS_FP8_MATH float my_ops_fp8_scale_prefactor(float scale) {
+    const uint32_t magnitude = my_ops_fp8_bits_of(scale) & 0x7fffffffu;
+    if (magnitude < 0x1f800000u) return 18446744073709551616.0f; /* below 2^-64: 2^64 */
+    if (magnitude > 0x5f800000u) return 5.42101086242752217e-20f; /* above 2^64: 2^-64 */
+    return 1.0f;
+}
+
 #endif /* MY_OPS_KERNELS_FP8_CONVERT_H */

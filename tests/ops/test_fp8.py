@@ -12,6 +12,7 @@ import my_ops
 import specs
 from conftest import make_input
 from my_ops import reference
+from my_ops.families.fp8 import fp8_ref
 from specs.fp8 import scale_for
 
 FP8 = torch.float8_e4m3fn
@@ -136,7 +137,8 @@ def _check_op(name, args):
         assert outs[1].shape == (*outs[0].shape[:-1], 1)
         assert_scales(outs[1], wants[1])
     if add:
-        assert torch.equal(args[1], new_residual.to(args[1].dtype))  # the sum, in the residual's dtype
+        # the sum, in the residual's dtype, bit for bit (NaN where x had one)
+        torch.testing.assert_close(args[1], new_residual.to(args[1].dtype), rtol=0, atol=0, equal_nan=True)
     assert outs[0].is_contiguous()
 
 
@@ -148,6 +150,20 @@ def test_norm_ops(name, shape, layout, dtype, device):
     args = _norm_args(name, x)
     if name.startswith("fused_add"):
         args[1] = make_input(shape, dtype, device, layout)
+    _check_op(name, args)
+
+
+@pytest.mark.parametrize("weight_dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(5, 26), (4, 2000), (2, 8192)], ids=str)
+@pytest.mark.parametrize("name", NORM_OPS)
+def test_norm_ops_take_a_wider_weight(name, shape, weight_dtype, device):
+    """A float32 (or float64) weight beside bfloat16 rows, as rms_norm takes it: used unrounded."""
+    x = make_input(shape, torch.bfloat16, device)
+    args = _norm_args(name, x)
+    add = name.startswith("fused_add")
+    if add:
+        args[1] = make_input(shape, torch.bfloat16, device)
+    args[2 if add else 1] = make_input(shape[-1:], weight_dtype, device, low=0.5, high=1.5)
     _check_op(name, args)
 
 
@@ -241,3 +257,81 @@ def test_static_scale_is_read_on_the_device(device):
     b = my_ops.rms_norm_fp8(x, w, scale, 1e-6)
     assert_fp8_matches(b, reference.rms_norm_fp8(x, w, scale, 1e-6))
     assert not torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+
+
+# ------------------------------------------------------------- edge cases
+def test_reference_rounds_float64_once():
+    """1.0625 is the tie between fp8 1.0 and 1.125: a float64 value just above it rounds up. Through
+    float32 first (torch's float64 cast) it would land on the tie and round to even, 1.0."""
+    above, below = 1.0625 + 2**-30, 1.0625 - 2**-30
+    got = fp8_ref(torch.tensor([above, below, -above, 2**-10 + 2**-40, 464.0, 1e300],
+                                         dtype=torch.float64))
+    assert got.float().tolist() == [1.125, 1.0, -1.125, 2**-9, 448.0, 448.0]
+
+
+def _poisoned_allocator(device, nbytes=4096):
+    """Leaves a freed block of NaN bytes for the next allocation (an unwritten output shows)."""
+    torch.full((nbytes // 4,), float("nan"), device=device)
+
+
+@pytest.mark.parametrize("name", ["rms_norm_fp8_per_token", "fused_add_rms_norm_fp8_per_token",
+                                  "silu_and_mul_fp8_per_token"])
+def test_per_token_rows_of_zero_width_get_the_floor_scale(name, device):
+    """A row with no values has amax 0: its scale is the floor, written on every device."""
+    x = torch.empty((5, 0), device=device)
+    args = list(SPECS[name].resolve(torch.randn(5, 2, device=device)))
+    args[0] = x
+    if name.startswith("fused_add"):
+        args[1] = torch.empty((5, 0), device=device)
+    if not name.startswith("silu"):
+        args[2 if name.startswith("fused_add") else 1] = torch.empty(0, device=device)
+    _poisoned_allocator(device)
+    with torch.no_grad():
+        out, scales = SPECS[name].api(*args)
+    assert out.shape == ((5, 0) if name.startswith("silu") else (5, 0)) and scales.shape == (5, 1)
+    assert torch.equal(scales.cpu(), torch.full((5, 1), 1 / (448 * 512), dtype=torch.float32))
+
+
+STATIC_OPS = ["rms_norm_fp8", "fused_add_rms_norm_fp8", "silu_and_mul_fp8"]
+# scale values past the ordinary: subnormal (1 / scale overflows float), tiny normal, zero, huge,
+# negative, infinite, NaN; every one gives fp8(y / scale) by IEEE rules
+EXTREME_SCALES = [1e-40, 2.0**-140, 2.0**-70, 0.0, -0.0, 3e38, 2.0**100, -0.05, float("inf"), float("nan")]
+
+
+@pytest.mark.parametrize("value", EXTREME_SCALES, ids=str)
+@pytest.mark.parametrize("name", STATIC_OPS)
+def test_static_scale_of_any_value_divides(name, value, device):
+    """The scale is read on the device (no host sync, so never checked there): its value goes through
+    y / scale as IEEE arithmetic would, zeros included (a subnormal scale once made 0 * inf = NaN)."""
+    silu = name.startswith("silu")
+    x = make_input((7, 64 if silu else 32), torch.float32, device, low=-3, high=3)
+    x[:, 3::5] = 0  # zeros: 0 / (tiny scale) is 0, not NaN; 0 / 0 is NaN
+    if silu:
+        x[:, 35::5] = 1.0
+    args = list(SPECS[name].resolve(x))
+    if name.startswith("fused_add"):
+        args[1] = torch.zeros_like(x)
+    args[-1 if silu else -2] = torch.tensor([value], device=device)
+    _check_op(name, args)
+
+
+@pytest.mark.parametrize("name", ["rms_norm_fp8_per_token", "fused_add_rms_norm_fp8_per_token",
+                                  "silu_and_mul_fp8_per_token"])
+def test_nan_in_a_row(name, device):
+    """A NaN gives a NaN byte where it stands and does not count toward its row's amax (vLLM's
+    rule): a gated row keeps its other bytes and the scale of the rest; a normalized row is all NaN
+    (its sum of squares is) with the floor scale. Other rows are untouched."""
+    x = make_input((4, 64), torch.float32, device)
+    x[1, 5] = float("nan")
+    x[2, :] = float("nan")
+    args = list(SPECS[name].resolve(x))
+    if name.startswith("fused_add"):
+        args[1] = torch.zeros_like(x)
+    _check_op(name, args)
+    with torch.no_grad():
+        out, scales = SPECS[name].api(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    assert scales.isfinite().all()
+    assert scales[2].item() == pytest.approx(1 / (448 * 512))
+    assert not out[[0, 3]].float().isnan().any()
+    if name.startswith("silu"):
+        assert out[1].float().isnan().sum().item() == 1

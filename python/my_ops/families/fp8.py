@@ -6,6 +6,15 @@ float32 tensor: ``out = fp8(y / scale)``) or dynamic per-token scales
 returned as float32 ``[..., 1]``), as vLLM's fused quantization ops. The
 conversion rounds to nearest even and saturates to +-448; NaN stays NaN.
 
+The static scale is read on the device, never on the host (no sync; CUDA
+graphs capture it), so its value is not checked: every value gives
+``fp8(y / scale)`` as IEEE division would (a subnormal scale saturates, zero
+gives +-448 and NaN where y is 0, a negative scale flips signs, NaN gives
+NaN). Per token, a NaN in a row gives a NaN byte where it stands and does not
+count toward the row's amax (vLLM's rule): the row's scale comes from its
+other values (a normalized row with a NaN is all NaN, with the floor scale);
+a row of no values gets the floor scale.
+
 Inference ops: no autograd. An input that requires grad (with grad mode on)
 is refused, naming the op.
 """
@@ -40,7 +49,8 @@ def _run(op, tensors, *args):
 def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1e-6) -> Tensor:
     """``fp8(rms_norm(x, weight, eps) / scale)``: x [..., hidden] -> float8_e4m3fn [..., hidden].
 
-    weight [hidden] has x's dtype; scale is a one-element float32 tensor on x's device.
+    weight [hidden] has x's dtype or a wider float dtype (read as float32, as rms_norm's); scale is a
+    one-element float32 tensor on x's device.
     """
     if type(eps) is not float:
         eps = _eps("rms_norm_fp8", x, eps)
@@ -123,15 +133,29 @@ for _name, (_shape, _per_token) in _OPS.items():
 
 # -------------------------------------------------------------- references
 def fp8_ref(v: Tensor) -> Tensor:
-    """The conversion rule on float64 values: saturate to +-448, round to nearest even, NaN stays NaN."""
-    return v.double().clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    """The conversion rule on float64 values, rounded once: saturate to +-448, round to nearest
+    even, NaN stays NaN. (torch's float64 -> float8 cast goes through float32 first, which can move
+    a value onto an fp8 tie and then round it the wrong way: here the float64 value is rounded to
+    its fp8 step directly, and the cast then only encodes an exact fp8 value.)"""
+    v = v.double()
+    magnitude = v.abs()
+    # the step of fp8 values at |v|: 2^(e - 3) for |v| in [2^e, 2^(e + 1)), e >= -6 (below: the
+    # subnormals' 2^-9); frexp gives |v| = m * 2^k with m in [0.5, 1), so e = k - 1
+    exponent = torch.frexp(magnitude).exponent.clamp(min=-5) - 1
+    step = torch.ldexp(torch.ones_like(v), exponent - 3)
+    rounded = torch.where(magnitude.isfinite(), torch.round(v / step) * step, v)  # round: ties to even
+    return rounded.clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
 
 
 def _per_token(y: Tensor, scale_ub: Tensor | None):
-    """(fp8 bytes, float64 scales [..., 1]) of y quantized row by row."""
-    bound = y.abs().amax(-1, keepdim=True)
+    """(fp8 bytes, float64 scales [..., 1]) of y quantized row by row. A NaN in a row does not
+    count toward its amax (the row's scale comes from its other values; all NaN: the floor) and
+    gives NaN bytes where it stands, as vLLM's kernels do."""
+    bound = torch.where(y.isnan(), 0.0, y.abs()).amax(-1, keepdim=True) if y.shape[-1] else \
+        y.new_zeros((*y.shape[:-1], 1))
     if scale_ub is not None:
-        bound = bound.clamp(max=scale_ub.double().item())
+        ub = scale_ub.double().item()
+        bound = bound if ub != ub else bound.clamp(max=ub)  # (a NaN bound caps nothing)
     scales = (bound / FP8_MAX).clamp(min=MIN_SCALE)
     return fp8_ref(y / scales), scales
 

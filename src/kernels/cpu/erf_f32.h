@@ -10,8 +10,10 @@
  *   |x| >= 4:     +-1, what erf rounds to in float32.
  * The polynomials are least-squares fits of relative error on Chebyshev nodes
  * (in float64, coefficients rounded to float32). Measured against float64
- * erf over [0, 6] in steps of 1e-5: at most 1.3 ulp (tests/ops/
- * test_cpu_accuracy.py checks the gelu built on it). NaN stays NaN.
+ * erf at every float32 in [0, 6]: at most 1.37 ulp (1.366, at 0.99877) with
+ * each multiply and add rounded, 1.10 where the compiler fuses them (x86-64-v3
+ * and v4 clones); tests/ops/test_cpu_accuracy.py checks the gelu built on it.
+ * NaN stays NaN.
  */
 #ifndef MY_OPS_ERF_F32_H
 #define MY_OPS_ERF_F32_H

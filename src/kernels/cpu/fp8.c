@@ -13,12 +13,14 @@
 #include "for_each_dtype.h"
 #undef MY_OPS_IMPL
 
-int my_ops_rms_norm_fp8_cpu(my_ops_dtype dtype, const void *x, int64_t x_stride, void *residual,
-                            int64_t residual_stride, const void *weight, uint8_t *out,
-                            my_ops_fp8_scaling scaling, int64_t rows, int64_t hidden, double eps) {
-#define CALL(S)                                                                                   \
-    rms_norm_fp8_##S(x, x_stride, residual, residual_stride, weight, out, scaling, rows, hidden, \
-                     eps)
+int my_ops_rms_norm_fp8_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                            int64_t x_stride, void *residual, int64_t residual_stride,
+                            const void *weight, uint8_t *out, my_ops_fp8_scaling scaling,
+                            int64_t rows, int64_t hidden, double eps) {
+    if (!my_ops_rms_norm_weight_ok(dtype, weight_dtype)) return MY_OPS_BAD_DTYPE;
+#define CALL(S)                                                                                \
+    rms_norm_fp8_##S(weight_dtype, x, x_stride, residual, residual_stride, weight, out, scaling, \
+                     rows, hidden, eps)
     MY_OPS_DISPATCH(dtype, CALL);
 #undef CALL
 }

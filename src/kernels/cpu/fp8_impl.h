@@ -6,40 +6,59 @@
 #define SUM_OF_SQUARES MY_OPS_CAT(my_ops_sum_of_squares_, ACC)
 #define ACTIVATION MY_OPS_CAT(my_ops_activation_, ACC)
 
-/* 1 / scale of one row: the static scale, or the row's own (written to scales[r]). */
-static inline ACC MY_OPS_NAME(fp8_inverse_scale)(my_ops_fp8_scaling s, int64_t r, ACC amax) {
-    if (s.static_scale != NULL) return (ACC)1 / (ACC)*s.static_scale;
+/* y / scale of one row as (y * pre) * inv (../fp8_convert.h): the static scale, or the
+ * row's own (written to scales[r]; always a normal float, so pre is 1). */
+typedef struct {
+    ACC pre, inv;
+} MY_OPS_NAME(fp8_factors);
+
+static inline MY_OPS_NAME(fp8_factors) MY_OPS_NAME(fp8_row_factors)(my_ops_fp8_scaling s,
+                                                                     int64_t r, ACC amax) {
+    MY_OPS_NAME(fp8_factors) f;
+    if (s.static_scale != NULL) {
+        const float pre = my_ops_fp8_scale_prefactor(*s.static_scale);
+        f.pre = (ACC)pre;
+        f.inv = (ACC)1 / (ACC)(*s.static_scale * pre);
+        return f;
+    }
     float bound = (float)amax;
     if (s.scale_ub != NULL && *s.scale_ub < bound) bound = *s.scale_ub;
     float scale = bound / MY_OPS_FP8_MAX;
     scale = scale > MY_OPS_FP8_MIN_SCALE ? scale : MY_OPS_FP8_MIN_SCALE;
     s.scales[r] = scale;
-    return (ACC)1 / (ACC)scale;
+    f.pre = 1;
+    f.inv = (ACC)1 / (ACC)scale;
+    return f;
 }
 
 static inline ACC MY_OPS_NAME(fp8_abs_max)(const ACC *y, int64_t n) {
     ACC amax = 0;
     for (int64_t j = 0; j < n; ++j) {
         const ACC a = y[j] < 0 ? -y[j] : y[j];
-        amax = a > amax ? a : amax;  /* (NaN never wins: its row's bytes stay NaN anyway) */
+        amax = a > amax ? a : amax; /* NaN never wins: the row's scale comes from the rest */
     }
     return amax;
 }
 
-static inline void MY_OPS_NAME(fp8_store)(const ACC *y, ACC inverse_scale, uint8_t *out,
+static inline void MY_OPS_NAME(fp8_store)(const ACC *y, MY_OPS_NAME(fp8_factors) f, uint8_t *out,
                                           int64_t n) {
     /* (the conversion saturates; a float64 quotient past float's range is +-inf, saturated too) */
-    for (int64_t j = 0; j < n; ++j) out[j] = my_ops_float_to_e4m3((float)(y[j] * inverse_scale));
+    for (int64_t j = 0; j < n; ++j) out[j] = my_ops_float_to_e4m3((float)(y[j] * f.pre * f.inv));
 }
 
-MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_fp8)(const T *x, int64_t x_stride, T *residual,
-                                                         int64_t res_stride, const T *weight,
+MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_fp8)(my_ops_dtype weight_dtype, const T *x,
+                                                         int64_t x_stride, T *residual,
+                                                         int64_t res_stride, const void *weight,
                                                          uint8_t *out, my_ops_fp8_scaling scaling,
                                                          int64_t rows, int64_t hidden, double eps) {
     void *scratch[2];
     if (my_ops_alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY;
     ACC *w = scratch[0], *row = scratch[1];
-    for (int64_t j = 0; j < hidden; ++j) w[j] = LOAD(weight[j]);
+    /* w[j] = weight[j] in ACC; weight is T, or float32 (checked by the caller) */
+    if (weight_dtype == MY_OPS_FLOAT32)
+        for (int64_t j = 0; j < hidden; ++j) w[j] = (ACC)((const float *)weight)[j];
+    else
+        for (int64_t j = 0; j < hidden; ++j) w[j] = LOAD(((const T *)weight)[j]);
     for (int64_t r = 0; r < rows; ++r) {
         const T *x_row = x + r * x_stride;
         if (residual != NULL) {
@@ -54,9 +73,10 @@ MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_fp8)(const T *x, int64_t x_s
         }
         const ACC mean_square = (ACC)(SUM_OF_SQUARES(row, hidden) / (double)hidden);
         const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);
-        for (int64_t j = 0; j < hidden; ++j) row[j] = row[j] * rstd * w[j];
+        /* rstd * (x * w), as the CUDA kernels (whose amax is rstd * max |x * w|) */
+        for (int64_t j = 0; j < hidden; ++j) row[j] = (row[j] * w[j]) * rstd;
         const ACC amax = scaling.static_scale ? 0 : MY_OPS_NAME(fp8_abs_max)(row, hidden);
-        MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_inverse_scale)(scaling, r, amax),
+        MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_row_factors)(scaling, r, amax),
                                out + r * hidden, hidden);
     }
     my_ops_free_scratch(scratch, 2);
@@ -75,7 +95,7 @@ static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_fp8_body)(int act, const
         const T *up = gate + d;
         for (int64_t j = 0; j < d; ++j) row[j] = ACTIVATION(act, LOAD(gate[j])) * LOAD(up[j]);
         const ACC amax = scaling.static_scale ? 0 : MY_OPS_NAME(fp8_abs_max)(row, d);
-        MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_inverse_scale)(scaling, r, amax), out + r * d,
+        MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_row_factors)(scaling, r, amax), out + r * d,
                                d);
     }
     my_ops_free_scratch(scratch, 1);

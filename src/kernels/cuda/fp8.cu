@@ -7,12 +7,15 @@
 //     thread;
 //   - anything else: a generic kernel that reads the row two or three times
 //     (the later reads mostly hit L1/L2).
-// The per-token scale needs the row's amax: a second block reduction after
-// the sum of squares. The conversion: cvt.rn.satfinite.e4m3x2.f32 from sm_89
+// The per-token scale needs the row's amax. RMSNorm's y = rstd * (x * w) with
+// rstd > 0, so max |y| = rstd * max |x * w| exactly (rounding is monotonic):
+// the max goes into the sum of squares' block reduction, no second one. A
+// static scale is read once per block before the rows (its latency beside
+// theirs) and divided after their loads. The conversion: cvt.rn.satfinite.e4m3x2.f32 from sm_89
 // on, two values per instruction; before, the software rule of
 // ../fp8_convert.h, which the CPU kernels share.
 #include "../fp8.h"
-#include "rows.cuh"
+#include "rms_norm.cuh"
 
 #include <algorithm>
 
@@ -32,66 +35,136 @@ __device__ __forceinline__ uint16_t to_e4m3x2(float a, float b) {
 }
 __device__ __forceinline__ uint8_t to_e4m3(float a) { return uint8_t(to_e4m3x2(a, 0.0f) & 0xff); }
 
-// Largest over the block; every thread gets it. NaN is ignored (fmax), as on the CPU.
-template <typename A> __device__ __forceinline__ A block_max(A v, A *scratch) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int warps = (blockDim.x + 31) >> 5;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1)
-        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, offset));
-    __syncthreads();  // scratch may still be read by the previous reduction
-    if (lane == 0) scratch[warp] = v;
-    __syncthreads();
-    v = lane < warps ? scratch[lane] : A(0);
+template <typename A> __device__ __forceinline__ A warp_max(A v) {
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1)
         v = fmax(v, __shfl_xor_sync(0xffffffffu, v, offset));
     return v;
 }
 
-// 1 / scale of a row: the static scale, or the row's own from its amax
-// (thread 0 writes it to scales[row]).
-template <bool kDynamic, typename A>
-__device__ __forceinline__ A inverse_scale(const my_ops_fp8_scaling &s, int64_t row, A amax) {
-    if constexpr (!kDynamic) {
-        return A(1) / A(*s.static_scale);
-    } else {
-        float bound = float(amax);
-        if (s.scale_ub != nullptr) bound = fminf(bound, *s.scale_ub);
-        const float scale = fmaxf(bound / MY_OPS_FP8_MAX, MY_OPS_FP8_MIN_SCALE);
-        if (threadIdx.x == 0) s.scales[row] = scale;
-        return A(1) / A(scale);
-    }
+// Largest over the block; every thread gets it. NaN is ignored (fmax), as on the CPU.
+template <typename A> __device__ __forceinline__ A block_max(A v, A *scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warps = (blockDim.x + 31) >> 5;
+    v = warp_max(v);
+    __syncthreads();  // scratch may still be read by the previous reduction
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    return warp_max(lane < warps ? scratch[lane] : A(0));
+}
+
+// The block's sum of `sum` (in block_sum's order: the same rstd as the
+// static ops) and largest `largest` (NaN ignored), with one pair of barriers.
+template <typename A>
+__device__ __forceinline__ Pair2<A> block_sum_and_max(A sum, A largest, Pair2<A> *scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warps = (blockDim.x + 31) >> 5;
+    sum = warp_sum(sum);
+    largest = warp_max(largest);
+    __syncthreads();  // scratch may still be read by the previous row's reduction
+    if (lane == 0) scratch[warp] = Pair2<A>{sum, largest};
+    __syncthreads();
+    sum = lane < warps ? scratch[lane].a : A(0);
+    largest = lane < warps ? scratch[lane].b : A(0);
+    return Pair2<A>{warp_sum(sum), warp_max(largest)};
+}
+
+// y / scale is computed as (y * pre) * inv (../fp8_convert.h).
+template <typename A> struct Factors {
+    A pre, inv;
+};
+
+// (the kernels load the scale before the rows and call this after the rows'
+// loads: the division's branch would otherwise hold those loads back)
+template <typename A> __device__ __forceinline__ Factors<A> static_factors(float s) {
+    const float pre = my_ops_fp8_scale_prefactor(s);
+    return Factors<A>{A(pre), A(1) / A(s * pre)};
+}
+
+// A row's own scale from its amax (never NaN), thread 0 writing it to
+// scales[row]; a normal float, so pre is 1.
+template <typename A>
+__device__ __forceinline__ Factors<A> row_factors(const my_ops_fp8_scaling &s, int64_t row, A amax) {
+    float bound = float(amax);
+    if (s.scale_ub != nullptr) bound = fminf(bound, *s.scale_ub);
+    const float scale = fmaxf(bound / MY_OPS_FP8_MAX, MY_OPS_FP8_MIN_SCALE);
+    if (threadIdx.x == 0) s.scales[row] = scale;
+    return Factors<A>{A(1), A(1) / A(scale)};
 }
 
 // The P bytes of one vector of P values.
 template <int P> using Bytes = Vec<uint16_t, P / 2>;
 
-template <int P, typename A> __device__ __forceinline__ Bytes<P> quantize(const A (&y)[P], A inv) {
+template <typename A> __device__ __forceinline__ float scaled(A y, const Factors<A> &q) {
+    return float(y * q.pre * q.inv);
+}
+
+template <int P, typename A>
+__device__ __forceinline__ Bytes<P> quantize(const A (&y)[P], const Factors<A> &q) {
     Bytes<P> b;
 #pragma unroll
-    for (int e = 0; e < P; e += 2) b.v[e / 2] = to_e4m3x2(float(y[e] * inv), float(y[e + 1] * inv));
+    for (int e = 0; e < P; e += 2) b.v[e / 2] = to_e4m3x2(scaled(y[e], q), scaled(y[e + 1], q));
     return b;
 }
 
 // ------------------------------------------------------------- RMSNorm --
-template <typename T, int NV, int kMaxThreads, bool kAdd, bool kDynamic>
+// A row's rstd from this thread's share of the sum of squares and, per token,
+// of max |x * w|, and its factors q; thread 0 writes a per-token scale.
+template <bool kDynamic, typename A>
+__device__ __forceinline__ A norm_row_factors(A sum_sq, A xw_max, int64_t hidden, A eps,
+                                              const my_ops_fp8_scaling &scaling,
+                                              float static_scale, int64_t row, Factors<A> &q,
+                                              A *scratch, Pair2<A> *pairs) {
+    if constexpr (kDynamic) {
+        const Pair2<A> r = block_sum_and_max(sum_sq, xw_max, pairs);
+        const A rstd = reciprocal_sqrt(r.a / A(hidden) + eps);
+        // fmax: a NaN rstd (a NaN in the row) gives amax 0, NaN never counting
+        q = row_factors(scaling, row, fmax(A(0), rstd * r.b));
+        return rstd;
+    } else {
+        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+        q = static_factors<A>(static_scale);
+        return rstd;
+    }
+}
+
+template <typename T, typename W, int NV, int kMaxThreads, bool kAdd, bool kDynamic>
 __global__ void __launch_bounds__(kMaxThreads)
 rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restrict__ residual,
-                         int64_t res_stride, const T *__restrict__ weight,
+                         int64_t res_stride, const W *__restrict__ weight,
                          uint8_t *__restrict__ out, my_ops_fp8_scaling scaling, int64_t rows,
                          int64_t hidden, acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
     constexpr int P = V::size;
     __shared__ A scratch[32];
+    __shared__ Pair2<A> pairs[32];
     const int nvec = int(hidden / P);
-    const V *w = reinterpret_cast<const V *>(weight);
+    const WeightVec<T, W> *w = reinterpret_cast<const WeightVec<T, W> *>(weight);
+    Factors<A> q{};
+    const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
+    // Every load of the row before the first use, except under 1024-thread
+    // bounds, where each vector is summed as it arrives: H100, per token,
+    // loads first took [32768, 4096] (256 threads) from 151.8 to 137.4 us, but
+    // [8192, 8192] (512 threads, 1024-thread bound) from 76.1 to 89.1 us, its
+    // registers 32 -> 46 halving the blocks resident per multiprocessor.
+    constexpr bool kLoadsFirst = kMaxThreads < 1024;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
         V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
         V held[NV];
-        A sum_sq = 0;
+        A sum_sq = 0, xw_max = 0;
+        // vector k's share of the sums (and, per token, of max |x * w|)
+        auto accumulate = [&](int k, int i) {
+#pragma unroll
+            for (int e = 0; e < P; ++e) sum_sq += to_acc(held[k].v[e]) * to_acc(held[k].v[e]);
+            if constexpr (kDynamic) {
+                const WeightVec<T, W> wv = w[i];
+#pragma unroll
+                for (int e = 0; e < P; ++e)
+                    xw_max = fmax(xw_max, fabs(to_acc(held[k].v[e]) * to_acc(wv.v[e])));
+            }
+        };
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
@@ -105,59 +178,52 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
                     res_row[i] = v;
                 }
                 held[k] = v;
-#pragma unroll
-                for (int e = 0; e < P; ++e) sum_sq += to_acc(v.v[e]) * to_acc(v.v[e]);
+                if constexpr (!kLoadsFirst) accumulate(k, i);
             }
         }
-        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
-        // y is computed again for the output rather than held: 32 more registers per
-        // thread at 4 vectors cost occupancy (the same expression, so the same values)
-        A amax = 0;
-        if constexpr (kDynamic) {
+        if constexpr (kLoadsFirst) {
 #pragma unroll
             for (int k = 0; k < NV; ++k) {
                 const int i = threadIdx.x + k * blockDim.x;
-                if (i < nvec) {
-                    const V wv = w[i];
-#pragma unroll
-                    for (int e = 0; e < P; ++e)
-                        amax = fmax(amax, fabs(to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e])));
-                }
+                if (i < nvec) accumulate(k, i);
             }
-            amax = block_max(amax, scratch);
         }
-        const A inv = inverse_scale<kDynamic>(scaling, row, amax);
+        const A rstd = norm_row_factors<kDynamic>(sum_sq, xw_max, hidden, eps, scaling,
+                                                  static_scale, row, q, scratch, pairs);
+        // y is computed again for the output rather than held: 32 more registers per
+        // thread at 4 vectors cost occupancy (the same expression, so the same values)
         Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * hidden);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-                const V wv = w[i];
+                const WeightVec<T, W> wv = w[i];
                 A y[P];
 #pragma unroll
-                for (int e = 0; e < P; ++e) y[e] = to_acc(held[k].v[e]) * rstd * to_acc(wv.v[e]);
-                out_row[i] = quantize<P>(y, inv);
+                for (int e = 0; e < P; ++e) y[e] = (to_acc(held[k].v[e]) * to_acc(wv.v[e])) * rstd;
+                out_row[i] = quantize<P>(y, q);
             }
         }
     }
 }
 
-constexpr int kGenericThreads = 256;
-
-// Any layout: the row read again for the amax and the output (kAdd: each
-// thread reads back only the residual elements it wrote itself).
-template <typename T, bool kAdd, bool kDynamic>
+// Any layout: the row read again for the output (kAdd: each thread reads
+// back only the residual elements it wrote itself).
+template <typename T, typename W, bool kAdd, bool kDynamic>
 __global__ void __launch_bounds__(kGenericThreads)
 rms_norm_fp8_generic_kernel(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
-                            const T *__restrict__ weight, uint8_t *__restrict__ out,
+                            const W *__restrict__ weight, uint8_t *__restrict__ out,
                             my_ops_fp8_scaling scaling, int64_t rows, int64_t hidden,
                             acc_t<T> eps) {
     using A = acc_t<T>;
     __shared__ A scratch[32];
+    __shared__ Pair2<A> pairs[32];
+    Factors<A> q{};
+    const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *x_row = x + row * x_stride;
         T *res_row = kAdd ? residual + row * res_stride : nullptr;
-        A sum_sq = 0;
+        A sum_sq = 0, xw_max = 0;
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
             T v = x_row[j];
             if constexpr (kAdd) {
@@ -165,18 +231,13 @@ rms_norm_fp8_generic_kernel(const T *x, int64_t x_stride, T *residual, int64_t r
                 res_row[j] = v;
             }
             sum_sq += to_acc(v) * to_acc(v);
+            if constexpr (kDynamic) xw_max = fmax(xw_max, fabs(to_acc(v) * to_acc(weight[j])));
         }
-        const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
+        const A rstd = norm_row_factors<kDynamic>(sum_sq, xw_max, hidden, eps, scaling,
+                                                  static_scale, row, q, scratch, pairs);
         const T *src = kAdd ? res_row : x_row;
-        A amax = 0;
-        if constexpr (kDynamic) {
-            for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
-                amax = fmax(amax, fabs(to_acc(src[j]) * rstd * to_acc(weight[j])));
-            amax = block_max(amax, scratch);
-        }
-        const A inv = inverse_scale<kDynamic>(scaling, row, amax);
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
-            out[row * hidden + j] = to_e4m3(float(to_acc(src[j]) * rstd * to_acc(weight[j]) * inv));
+            out[row * hidden + j] = to_e4m3(scaled((to_acc(src[j]) * to_acc(weight[j])) * rstd, q));
     }
 }
 
@@ -196,9 +257,9 @@ inline RowLayout norm_layout(int64_t nvec) { return row_layout(nvec, 1, 2, 1024,
 using Fp8Layouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
                            Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
 
-template <typename T, bool kAdd, bool kDynamic>
+template <typename T, typename W, bool kAdd, bool kDynamic>
 int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
-                      const T *weight, uint8_t *out, my_ops_fp8_scaling scaling, int64_t rows,
+                      const W *weight, uint8_t *out, my_ops_fp8_scaling scaling, int64_t rows,
                       int64_t hidden, double eps, cudaStream_t s) {
     const acc_t<T> e = acc_t<T>(eps);
     const int64_t nvec = hidden / Vec<T>::size;
@@ -206,33 +267,34 @@ int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_str
                      (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
     const RowLayout layout = norm_layout(nvec);
     if (vec && layout.nv > 0 && Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
-            rms_norm_fp8_held_kernel<T, decltype(nv)::value, decltype(max_threads)::value, kAdd,
+            rms_norm_fp8_held_kernel<T, W, decltype(nv)::value, decltype(max_threads)::value, kAdd,
                                      kDynamic><<<rows_grid(rows), layout.threads, 0, s>>>(
                 x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
         }))
         return int(cudaGetLastError());
-    rms_norm_fp8_generic_kernel<T, kAdd, kDynamic><<<rows_grid(rows), kGenericThreads, 0, s>>>(
+    rms_norm_fp8_generic_kernel<T, W, kAdd, kDynamic><<<rows_grid(rows), kGenericThreads, 0, s>>>(
         x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
     return int(cudaGetLastError());
 }
 
-template <typename T>
+template <typename T, typename W>
 int rms_norm_fp8(const void *x, int64_t x_stride, void *residual, int64_t res_stride,
                  const void *weight, uint8_t *out, my_ops_fp8_scaling scaling, int64_t rows,
                  int64_t hidden, double eps, void *stream) {
     if (rows == 0) return 0;
-    const T *xt = static_cast<const T *>(x), *wt = static_cast<const T *>(weight);
+    const T *xt = static_cast<const T *>(x);
+    const W *wt = static_cast<const W *>(weight);
     T *rt = static_cast<T *>(residual);
     const cudaStream_t s = cudaStream_t(stream);
     const bool dynamic = scaling.static_scale == nullptr;
     if (rt != nullptr)
-        return dynamic ? rms_norm_fp8_rows<T, true, true>(xt, x_stride, rt, res_stride, wt, out,
+        return dynamic ? rms_norm_fp8_rows<T, W, true, true>(xt, x_stride, rt, res_stride, wt, out,
                                                           scaling, rows, hidden, eps, s)
-                       : rms_norm_fp8_rows<T, true, false>(xt, x_stride, rt, res_stride, wt, out,
+                       : rms_norm_fp8_rows<T, W, true, false>(xt, x_stride, rt, res_stride, wt, out,
                                                            scaling, rows, hidden, eps, s);
-    return dynamic ? rms_norm_fp8_rows<T, false, true>(xt, x_stride, rt, res_stride, wt, out,
+    return dynamic ? rms_norm_fp8_rows<T, W, false, true>(xt, x_stride, rt, res_stride, wt, out,
                                                        scaling, rows, hidden, eps, s)
-                   : rms_norm_fp8_rows<T, false, false>(xt, x_stride, rt, res_stride, wt, out,
+                   : rms_norm_fp8_rows<T, W, false, false>(xt, x_stride, rt, res_stride, wt, out,
                                                         scaling, rows, hidden, eps, s);
 }
 
@@ -255,6 +317,8 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
     const int nvec = int(d / P);
     // this block's vectors of each row: [first, first + chunk) (the whole row per token)
     const int first = int(blockIdx.y) * chunk;
+    Factors<A> q{};
+    const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *gate = reinterpret_cast<const V *>(x + row * x_stride);
         const V *up = gate + nvec;
@@ -280,13 +344,13 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
                 }
             }
         }
-        if constexpr (kDynamic) amax = block_max(amax, scratch);
-        const A inv = inverse_scale<kDynamic>(scaling, row, amax);
+        if constexpr (kDynamic) q = row_factors(scaling, row, block_max(amax, scratch));
+        else q = static_factors<A>(static_scale);
         Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * d);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int j = threadIdx.x + k * blockDim.x, i = first + j;
-            if (j < chunk && i < nvec) out_row[i] = quantize<P>(y[k], inv);
+            if (j < chunk && i < nvec) out_row[i] = quantize<P>(y[k], q);
         }
     }
 }
@@ -297,17 +361,20 @@ act_and_mul_fp8_generic_kernel(const T *__restrict__ x, int64_t x_stride, uint8_
                                my_ops_fp8_scaling scaling, int64_t rows, int64_t d) {
     using A = acc_t<T>;
     __shared__ A scratch[32];
+    Factors<A> q{};
+    const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *gate = x + row * x_stride;
         auto y = [&](int64_t j) { return activation<kAct>(to_acc(gate[j])) * to_acc(gate[d + j]); };
-        A amax = 0;
         if constexpr (kDynamic) {
+            A amax = 0;  // (d == 0: 0, the floor scale, as on the CPU)
             for (int64_t j = threadIdx.x; j < d; j += blockDim.x) amax = fmax(amax, fabs(y(j)));
-            amax = block_max(amax, scratch);
+            q = row_factors(scaling, row, block_max(amax, scratch));
+        } else {
+            q = static_factors<A>(static_scale);
         }
-        const A inv = inverse_scale<kDynamic>(scaling, row, amax);
         for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
-            out[row * d + j] = to_e4m3(float(y(j) * inv));
+            out[row * d + j] = to_e4m3(scaled(y(j), q));
     }
 }
 
@@ -315,7 +382,8 @@ template <typename T, int kAct, bool kDynamic>
 int act_and_mul_fp8_rows(const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_scaling scaling,
                          int64_t rows, int64_t d, cudaStream_t s) {
     const int64_t nvec = d / Vec<T>::size;
-    const bool vec = vectorizable<T>(d, {{x, x_stride}});
+    // (d == 0: the generic kernel, which still writes each row's scale)
+    const bool vec = d > 0 && vectorizable<T>(d, {{x, x_stride}});
     // A static scale needs no row-wide step: few rows (decode) spread each row
     // over several blocks of at least 64 vectors, so more multiprocessors load.
     int64_t chunks = 1;
@@ -340,7 +408,7 @@ int act_and_mul_fp8_rows(const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_
 template <typename T>
 int act_and_mul_fp8(my_ops_activation act, const void *x, int64_t x_stride, uint8_t *out,
                     my_ops_fp8_scaling scaling, int64_t rows, int64_t d, void *stream) {
-    if (rows == 0 || d == 0) return 0;
+    if (rows == 0) return 0;
     const T *xt = static_cast<const T *>(x);
     const cudaStream_t s = cudaStream_t(stream);
     const bool dynamic = scaling.static_scale == nullptr;
@@ -361,12 +429,12 @@ int act_and_mul_fp8(my_ops_activation act, const void *x, int64_t x_stride, uint
 
 extern "C" {
 
-int my_ops_rms_norm_fp8_cuda(my_ops_dtype dtype, const void *x, int64_t x_stride, void *residual,
-                             int64_t residual_stride, const void *weight, uint8_t *out,
-                             my_ops_fp8_scaling scaling, int64_t rows, int64_t hidden, double eps,
-                             void *stream) {
-    MY_OPS_CUDA_DISPATCH(dtype, my_ops::rms_norm_fp8, x, x_stride, residual, residual_stride,
-                         weight, out, scaling, rows, hidden, eps, stream);
+int my_ops_rms_norm_fp8_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                             int64_t x_stride, void *residual, int64_t residual_stride,
+                             const void *weight, uint8_t *out, my_ops_fp8_scaling scaling,
+                             int64_t rows, int64_t hidden, double eps, void *stream) {
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::rms_norm_fp8, x, x_stride, residual,
+                             residual_stride, weight, out, scaling, rows, hidden, eps, stream);
 }
 
 int my_ops_act_and_mul_fp8_cuda(my_ops_dtype dtype, my_ops_activation act, const void *x,

@@ -44,8 +44,11 @@ def _norm_bad(name, add, per_token):
     bad = [
         BadCall("weight length", lambda d: args(d, weight=t(7, device=d)),
                 r"expected weight to have shape \[8\] \(the last dimension of x\), but got \[7\]"),
-        BadCall("float32 weight of bfloat16 x", lambda d: args(d, x=t(4, 8, device=d, **BF16)),
-                r"expected weight to have the same dtype as x \(torch.bfloat16\), but got torch.float32"),
+        # a wider weight is accepted, as rms_norm's (test_fp8.py); another 16-bit one is not
+        BadCall("float16 weight of bfloat16 x",
+                lambda d: args(d, x=t(4, 8, device=d, **BF16), weight=t(8, device=d, dtype=torch.float16)),
+                r"expected weight to have the same dtype as x \(torch.bfloat16\) or a wider float dtype "
+                r"\(torch.float32, torch.float64\), but got torch.float16"),
         BadCall("eps -1", lambda d: args(d, eps=-1.0), r"expected eps to be a finite number >= 0, but got -1"),
         BadCall("0-D x", lambda d: args(d, x=t(device=d), weight=t(1, device=d)),
                 r"expected x to have at least 1 dimension"),
