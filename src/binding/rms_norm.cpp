@@ -17,7 +17,8 @@ using api::Tensor;
 const OpRules rms_norm_op("rms_norm(Tensor x, Tensor weight, float? eps=None) -> Tensor",
                           "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
 const OpRules rms_norm_backward_op(
-    "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float? eps=None) -> (Tensor, Tensor)",
+    "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float? eps=None) -> "
+    "(Tensor, Tensor)",
     "grad_out: like=x shape=x; x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
 // residual += x; x = rms_norm(residual, weight, eps), both in place.
 const OpRules fused_add_rms_norm_op(
@@ -120,7 +121,8 @@ Tensor empty_grad_weight(const Tensor &weight) {
 }
 
 std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor &grad_out, const Tensor &x,
-                                                 const Tensor &weight, std::optional<double> eps_or_none) {
+                                                 const Tensor &weight,
+                                                 std::optional<double> eps_or_none) {
     Backward b = prepare_backward(grad_out, x, weight, eps_or_none);
     const double eps = eps_value(x, eps_or_none);
     if (b.hidden == 0) return {b.grad_x, empty_grad_weight(weight)};
@@ -152,7 +154,8 @@ api::ScalarType accumulator_of(const Tensor &x) {
 }
 
 std::tuple<Tensor, Tensor> rms_norm_backward_cuda(const Tensor &grad_out, const Tensor &x,
-                                                  const Tensor &weight, std::optional<double> eps_or_none) {
+                                                  const Tensor &weight,
+                                                  std::optional<double> eps_or_none) {
     Backward b = prepare_backward(grad_out, x, weight, eps_or_none);
     const double eps = eps_value(x, eps_or_none);
     if (b.hidden == 0) return {b.grad_x, empty_grad_weight(weight)};
@@ -199,7 +202,8 @@ void copy_back(const FusedAdd &f, Tensor &x, Tensor &residual) {
     if (f.rr.copied) api::copy_(residual, f.rr.tensor);
 }
 
-void fused_add_rms_norm_cpu(Tensor x, Tensor residual, const Tensor &weight, std::optional<double> eps_or_none) {
+void fused_add_rms_norm_cpu(Tensor x, Tensor residual, const Tensor &weight,
+                            std::optional<double> eps_or_none) {
     std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps_or_none);
     const double eps = eps_value(x, eps_or_none);
     if (!f) return;
@@ -213,7 +217,8 @@ void fused_add_rms_norm_cpu(Tensor x, Tensor residual, const Tensor &weight, std
 }
 
 #ifdef MY_OPS_WITH_CUDA
-void fused_add_rms_norm_cuda(Tensor x, Tensor residual, const Tensor &weight, std::optional<double> eps_or_none) {
+void fused_add_rms_norm_cuda(Tensor x, Tensor residual, const Tensor &weight,
+                             std::optional<double> eps_or_none) {
     std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps_or_none);
     const double eps = eps_value(x, eps_or_none);
     if (!f) return;
