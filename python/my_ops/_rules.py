@@ -146,7 +146,8 @@ def check(op: str, *args) -> None:
             _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got a nested tensor")
         if a.layout != torch.strided:
             _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got layout {a.layout}")
-        if a.dtype not in _FLOAT_DTYPES:
+        if a.dtype not in _FLOAT_DTYPES and not any(c.key == "scale" for c in p.clauses):
+            # (a `scale=` argument's own clause names the one dtype it takes)
             _fail(op, f"expected {p.name} to be a float32, float64, float16 or bfloat16 tensor, "
                       f"but got {a.dtype}")
         if a.device.type not in _DEVICES:
