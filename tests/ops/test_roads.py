@@ -356,3 +356,47 @@ def test_written_slice_keeps_sizes_dynamic(spec, strict, device):
             want = _callable(spec, "torch.ops")(*_copy(args))
             got = program.module()(*args)
             torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def _views_of_one_buffer(name: str, rows: int):
+    """A call whose written arguments share one contiguous buffer without
+    overlapping, as eager mode takes it: add_out's out is a itself;
+    fused_add_rms_norm's x and residual are the two halves of one buffer."""
+    if name == "add_out":
+        a = torch.randn(rows, 8, dtype=torch.float64)
+        return (a, torch.randn(rows, 8, dtype=torch.float64), a), (0,)
+    buffer = torch.randn(2, rows, 8, dtype=torch.float64)
+    return (buffer[0], buffer[1], torch.randn(8, dtype=torch.float64), 1e-6), (0, 1)
+
+
+@pytest.mark.parametrize("name", ["add_out", "fused_add_rms_norm"])
+def test_views_of_one_buffer_compile_once_for_every_size(name):
+    """Arguments that share a storage without overlapping (out=a, the two
+    halves of one buffer) keep their sizes dynamic under
+    torch.compile(dynamic=True): one graph for every row count, each call
+    writing what the eager call writes."""
+    op = getattr(torch.ops.my_ops, name).default
+    graphs = []
+
+    def backend(graph, inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    def call(*args):
+        op(*args)
+
+    compiled = torch.compile(call, backend=backend, fullgraph=True, dynamic=True)
+    torch._dynamo.reset()
+    for rows in (3, 5, 9, 12):
+        args, written = _views_of_one_buffer(name, rows)
+        want = _copy(args)
+        if name == "fused_add_rms_norm":  # (the eager call on a buffer of its own, halves alike)
+            buffer = torch.stack([want[0], want[1]])
+            want = (buffer[0], buffer[1], *want[2:])
+        else:
+            want = (want[0], want[1], want[0])
+        op(*want)
+        compiled(*args)
+        for i in written:
+            torch.testing.assert_close(args[i], want[i], rtol=0, atol=0)
+    assert len(graphs) == 1, f"{len(graphs)} graphs for 4 row counts"
