@@ -32,8 +32,8 @@ def _mutating_op(name: str) -> None:
     arguments = _compat.schema(op).arguments
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
 
-    def refuse(args) -> None:
-        _refuse_forward_ad(op, args)
+    def refuse(args, keyset=None) -> None:
+        _refuse_forward_ad(op, args, keyset)
         if torch.is_grad_enabled():
             for argument, value in zip(arguments, args):
                 if isinstance(value, Tensor) and value.requires_grad:
@@ -46,7 +46,7 @@ def _mutating_op(name: str) -> None:
 
     if _compat.CAN_REDISPATCH:
         def inplace_kernel(keyset, *args):
-            refuse(args)
+            refuse(args, keyset)
             if not torch.is_inference_mode_enabled():  # (outside it, this key is reached for inference tensors too)
                 for i in written:
                     if isinstance(args[i], Tensor) and args[i].is_inference():
@@ -105,7 +105,7 @@ def _refuse_inference_writes(name: str, **written: Tensor) -> None:
     gone), the Python API here."""
     if _inference_mode_off():
         for argument, tensor in written.items():
-            if tensor.is_inference():
+            if isinstance(tensor, Tensor) and tensor.is_inference():  # (None: the op's rules name it)
                 raise RuntimeError(_inference_write_message(name, argument))
 
 

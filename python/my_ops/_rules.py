@@ -4,13 +4,15 @@ src/binding/op_rules.h.
 The rules themselves are defined once, in C++ beside each op's schema, and
 read from my_ops._C; this module interprets them for meta and fake tensors
 (torch.compile tracing, shape inference) with the same messages the C++
-checks give, and with torch._check (through _torch_compat), so symbolic sizes get runtime asserts
-instead of specialisations. tests/ops/test_rules.py runs every rule through both.
+checks give. A rule on a symbolic size is a plain Python test (through
+_torch_compat.check), which guards the size: the compiled call holds for
+the sizes that pass it. tests/ops/test_rules.py runs every rule through both.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -92,11 +94,55 @@ def _view(t: Tensor) -> tuple:
     traced call's: where tensors share memory, whether they overlap depends on
     the exact sizes, and a fake kernel that skipped the rule would let the
     compiled call write through an overlap the eager call refuses. Only
-    tensors that share a storage, or a written tensor that is not contiguous,
-    get here, so other calls keep their dynamic sizes."""
+    tensors that share a storage, or a written tensor that is neither
+    contiguous nor shown apart by _apart_whatever_the_sizes, get here, so
+    other calls keep their dynamic sizes."""
     size = t.element_size()
     return (tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), size,
             int(t.storage_offset()) * size)
+
+
+def _apart_whatever_the_sizes(t: Tensor) -> bool:
+    """Whether no two elements of t share memory, shown without pinning a
+    symbolic size: in some order of its dimensions each stride passes the
+    span of the dimensions before it (a slice, a transpose, an interleaved
+    view). Shown for every size the symbols may take where possible (no
+    guard); else in the order of the traced strides, guarding that relation
+    of the symbols (a call that breaks it recompiles, or is refused at run
+    time by an exported program's input checks). False where the relation
+    fails: the exact test then decides at the traced sizes."""
+    # (imported here: it loads sympy, which importing my_ops should not)
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    sizes, strides = t.shape, t.stride()
+    if len(sizes) > 5:
+        return False
+
+    def apart_in(order, holds) -> bool:
+        span = 0
+        for d in order:
+            if not holds((sizes[d] == 1) | (strides[d] > span)):
+                return False
+            span = span + (sizes[d] - 1) * strides[d]
+        return True
+
+    if any(statically_known_true(size == 0) for size in sizes) or any(
+            apart_in(order, statically_known_true) for order in itertools.permutations(range(len(sizes)))):
+        return True
+    return apart_in(sorted(range(len(sizes)), key=lambda d: strides[d]), bool)
+
+
+def _disjoint_spans(a: Tensor, b: Tensor) -> bool:
+    """Whether the memory spans of a and b (first to last element) do not
+    meet: a relation of their symbols, guarded, not their sizes (two halves
+    of one buffer stay dynamic). False where they meet: the exact test
+    then decides at the traced sizes."""
+    def span(t: Tensor):
+        start = t.storage_offset()
+        return start, start + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) + 1
+
+    (a_start, a_end), (b_start, b_end) = span(a), span(b)
+    return bool(a_end <= b_start) or bool(b_end <= a_start)
 
 
 def check(op: str, *args) -> None:
@@ -113,7 +159,8 @@ def check(op: str, *args) -> None:
             _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got a nested tensor")
         if a.layout != torch.strided:
             _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got layout {a.layout}")
-        if a.dtype not in _FLOAT_DTYPES:
+        if a.dtype not in _FLOAT_DTYPES and not any(c.key == "scale" for c in p.clauses):
+            # (a `scale=` argument's own clause names the one dtype it takes)
             _fail(op, f"expected {p.name} to be a float32, float64, float16 or bfloat16 tensor, "
                       f"but got {a.dtype}")
         if a.device.type not in _DEVICES:
@@ -123,7 +170,7 @@ def check(op: str, *args) -> None:
         if p.is_tensor:
             if a is not None:
                 _check_tensor(op, p, a, by_name)
-        elif any(c.key == "eps" for c in p.clauses) and not (math.isfinite(a) and a >= 0):
+        elif any(c.key == "eps" for c in p.clauses) and a is not None and not (math.isfinite(a) and a >= 0):
             _fail(op, f"expected {p.name} to be a finite number >= 0, but got {a:g}")
         else:
             for c in p.clauses:
@@ -161,6 +208,8 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
             continue
         ref = args.get(c.ref)
         r = c.ref
+        if r and not isinstance(ref, Tensor):
+            continue  # (an optional tensor, or None that check() names first; vmap's check_memory comes here)
         if c.key in ("like", "like_or_wider"):
             check_dtype(op, n, t, r, ref, or_wider=c.key == "like_or_wider")
             _check(t.device == ref.device, lambda: f"my_ops.{op}: expected {n} to be on the "
@@ -203,14 +252,19 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
                          f"{ref.shape[1]} rows (the columns of {r}), but got shape "
                          f"{_shape_text(t.shape)}")
         elif c.key == "written":
-            if t.is_contiguous():
-                continue  # (contiguous: no element shares memory, whatever the sizes)
+            if t.is_contiguous() or _apart_whatever_the_sizes(t):
+                continue  # (no element shares memory, whatever the sizes)
             if _C.overlap(_view(t)) != 0:
                 _fail(op, f"{n} is written in place, so its elements must not share memory (it "
                           "looks like an expanded or broadcast view); pass a tensor of its own, "
                           f"e.g. {n}.clone()")
         elif c.key in ("apart", "apart_or_same"):
             if not _same_storage(t, ref):
+                continue
+            if c.key == "apart_or_same" and (t is ref or (t.shape == ref.shape and t.stride() == ref.stride()
+                                                         and t.storage_offset() == ref.storage_offset())):
+                continue  # the same view (compared as relations of symbols: no size pinned)
+            if _disjoint_spans(t, ref):
                 continue
             a, b = _view(ref), _view(t)
             if c.key == "apart_or_same" and a[0] == b[0] and a[1] == b[1] and a[3] == b[3]:

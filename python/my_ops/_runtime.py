@@ -27,12 +27,11 @@ _lib = torch.library.Library("my_ops", "IMPL")
 def _call(op, tensors, *args):
     """op(*args) through the dispatcher: the Python API's call (`tensors` are
     the tensor arguments among args, which an error message may name). Only
-    the error differs from a call of op itself: a None or nested tensor
-    argument, which torch refuses before any kernel runs without naming the
-    op or the argument, is named."""
+    a jagged nested tensor's error differs from a call of op itself: torch
+    refuses it before any kernel runs, naming neither op nor argument."""
     try:
         return op(*args)
-    except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
+    except NotImplementedError as failure:
         reraise_explained(op, tensors, failure)
 
 
@@ -53,12 +52,13 @@ def _forward_ad_error(op) -> RuntimeError:
 
 
 
-def _refuse_forward_ad(op, args) -> None:
-    """The ops have no forward-mode formula: any call while a forward-mode AD
-    level is open (dual_level, torch.func.jvp, jacfwd) is refused, since a
-    tangent would be dropped. (Not only calls with a dual tensor: the tangent
-    of a torch.func.jvp below torch.func.grad is not visible from here.)"""
-    if _compat.forward_ad_active(args):
+def _refuse_forward_ad(op, args, keyset=None) -> None:
+    """The ops have no forward-mode formula: a call whose tensors carry a
+    tangent (dual_level, torch.func.jvp, jacfwd) is refused rather than
+    answered with the tangent dropped. Per call where the kernel's keyset is
+    given, outside torch.func transforms: a dual level open in another
+    thread refuses nothing here (_torch_compat.forward_ad_active)."""
+    if _compat.forward_ad_active(args, keyset):
         raise _forward_ad_error(op)
 
 
@@ -144,7 +144,7 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
     forward_ad_active, grad_enabled = _compat.forward_ad_active, torch.is_grad_enabled
 
     def autograd_kernel(keyset, *args):
-        if forward_ad_active(args):
+        if forward_ad_active(args, keyset):
             raise _forward_ad_error(op)
         if grad_enabled():
             for i in tensor_positions:
@@ -156,9 +156,12 @@ def _autograd(name: str, backward, setup_context=_no_context) -> None:
 
 
 # Dispatch keys of tensors the kernels do not take: without a kernel there,
-# the dispatcher's error names no argument.
+# the dispatcher's error names no argument. CompositeExplicitAutograd also
+# fills the dispatcher's slot for a call without any tensor (every tensor
+# argument None), which otherwise fails with "There were no tensor
+# arguments": there the rules name the argument, as for a second None.
 _UNSUPPORTED_KEYS = ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU",
-                     "NestedTensorCUDA", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU")
+                     "NestedTensorCUDA", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd")
 for _name in _rules.op_names():
     for _key in _UNSUPPORTED_KEYS:
         _lib.impl(_name, _rules.reject(_name), _key)

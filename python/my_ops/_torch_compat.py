@@ -24,10 +24,10 @@ public API cannot do the job at all:
    records its own nodes (pytorch#184974 does the same for register_autograd
    after torch 2.11). Missing: register_autograd.
 5. torch.autograd.forward_ad._current_level: whether a dual level is open
-   (dual_level, torch.func.jvp, jacfwd), where the ops refuse to run (they
-   have no forward-mode formula). Missing: the public unpack_dual test of
-   every tensor argument (a dual tensor refused; under torch.func.jvp over
-   torch.func.grad the tangent would be dropped unseen).
+   (dual_level, torch.func.jvp, jacfwd); only then are a call's tensors
+   asked for a tangent (public unpack_dual), and a call with one is refused
+   (the ops have no forward-mode formula). Missing: every tensor argument
+   asked at level 0 (the one level the public dual_level opens).
 
 Not used: torch._check (the fake kernels test symbolic sizes with plain
 Python tests, which guard them) and every other private name.
@@ -104,20 +104,32 @@ def record(function: type[torch.autograd.Function]):
     return record_node
 
 
-if _private(_forward_ad, "_current_level") is not None:
-    def forward_ad_active(tensors) -> bool:
-        """Whether a forward-mode AD level is open (dual_level, torch.func.jvp)."""
-        return _forward_ad._current_level >= 0
-else:
-    def forward_ad_active(tensors) -> bool:
-        """Missing: whether one of the tensors is dual (dual_level does not nest: level 0)."""
-        for t in tensors:
+def _has_tangent(tensors, level) -> bool:
+    for t in tensors:
+        if isinstance(t, torch.Tensor):
             try:
-                if isinstance(t, torch.Tensor) and _forward_ad.unpack_dual(t, level=0).tangent is not None:
+                if _forward_ad.unpack_dual(t, level=level).tangent is not None:
                     return True
             except RuntimeError:
                 pass  # a tensor of torch.func's vmap
-        return False
+    return False
+
+
+if _private(_forward_ad, "_current_level") is not None:
+    def forward_ad_active(tensors, keyset=None) -> bool:
+        """Whether a call (its tensors; keyset: an op kernel's) must be taken
+        as one with a tangent: a forward-mode level is open (dual_level,
+        torch.func.jvp) and one of its tensors carries a tangent at it. The
+        level is one per process: a level open in another thread refuses
+        nothing here. Without a keyset, or under torch.func transforms, the
+        open level alone counts: the tangent of a torch.func.jvp over
+        torch.func.grad is not visible from the grad level's kernel."""
+        level = _forward_ad._current_level
+        return level >= 0 and (keyset is None or under_transforms(keyset) or _has_tangent(tensors, level))
+else:
+    def forward_ad_active(tensors, keyset=None) -> bool:
+        """Missing: whether one of the tensors is dual (dual_level does not nest: level 0)."""
+        return _has_tangent(tensors, level=0)
 
 
 def schema(op):

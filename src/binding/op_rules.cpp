@@ -245,7 +245,10 @@ void OpRules::check(std::initializer_list<Arg> args) const {
             fail("expected " + p.name + " to be a dense (strided) tensor, but got layout " +
                  layout_text(layout));
         const auto dtype = t.scalar_type();
-        if (dtype != api::ScalarType::Float && dtype != api::ScalarType::Double &&
+        // (a `scale=` argument's own clause names the one dtype it takes)
+        const bool is_scale = std::any_of(p.clauses.begin(), p.clauses.end(),
+                                          [](const Clause &c) { return c.key == "scale"; });
+        if (!is_scale && dtype != api::ScalarType::Float && dtype != api::ScalarType::Double &&
             dtype != api::ScalarType::Half && dtype != api::ScalarType::BFloat16)
             fail("expected " + p.name +
                  " to be a float32, float64, float16 or bfloat16 tensor, but got " +

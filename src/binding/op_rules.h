@@ -25,7 +25,8 @@
 //   scale=A          a float32 tensor of one element on A's device (a
 //                    quantization scale beside A)
 // An optional tensor (Tensor?) that is None passes; when given, its clauses apply.
-// A float argument may have the clause `eps`: finite and >= 0. A str argument
+// A float argument may have the clause `eps`: finite and >= 0 (a float? that is
+// None passes: the op gives it its meaning). A str argument
 // may have `one_of=a|b|c`: one of those words.
 #pragma once
 
@@ -42,6 +43,7 @@ namespace my_ops {
 struct Arg {
     Arg(const api::Tensor &t) : tensor(&t) {}  // NOLINT: implicit by design
     Arg(double v) : number(v) {}               // NOLINT
+    Arg(std::optional<double> v) : number(v.value_or(0.0)) {}  // NOLINT: float?: None passes
     Arg(const std::string &s) : text(&s) {}    // NOLINT
     Arg(const std::optional<api::Tensor> &t) : tensor(t ? &*t : nullptr) {}  // NOLINT: None: null
     const api::Tensor *tensor = nullptr;

@@ -4,6 +4,7 @@
 #include "../kernels/rms_norm.h"
 #include "launch.h"
 
+#include <limits>
 #include <optional>
 
 namespace my_ops {
@@ -13,14 +14,15 @@ using api::Tensor;
 
 // The weight may be wider than x (a float32 parameter beside bfloat16
 // activations): outputs keep x's dtype, grad_weight has the weight's.
-const OpRules rms_norm_op("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor",
+const OpRules rms_norm_op("rms_norm(Tensor x, Tensor weight, float? eps=None) -> Tensor",
                           "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
 const OpRules rms_norm_backward_op(
-    "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float eps) -> (Tensor, Tensor)",
+    "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float? eps=None) -> "
+    "(Tensor, Tensor)",
     "grad_out: like=x shape=x; x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
 // residual += x; x = rms_norm(residual, weight, eps), both in place.
 const OpRules fused_add_rms_norm_op(
-    "fused_add_rms_norm(Tensor(a!) x, Tensor(b!) residual, Tensor weight, float eps) -> ()",
+    "fused_add_rms_norm(Tensor(a!) x, Tensor(b!) residual, Tensor weight, float? eps=None) -> ()",
     "x: dim>=1 written; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
 
@@ -38,6 +40,15 @@ KernelWeight kernel_weight(const Tensor &x, const Tensor &weight) {
     return {api::contiguous(api::to_dtype(weight, api::ScalarType::Float)), MY_OPS_FLOAT32};
 }
 
+// eps=None: the machine epsilon of the dtype the statistics are computed in
+// (float64 for float64 x, float32 otherwise), as torch.nn.functional.rms_norm
+// takes it. (Called after the checks: x is a valid tensor.)
+double eps_value(const Tensor &x, std::optional<double> eps) {
+    if (eps) return *eps;
+    return x.scalar_type() == api::ScalarType::Double ? std::numeric_limits<double>::epsilon()
+                                                      : std::numeric_limits<float>::epsilon();
+}
+
 // ------------------------------------------------------------ rms_norm --
 
 // rms_norm's arguments, checked, as both its kernels take them.
@@ -48,14 +59,15 @@ struct Forward {
     my_ops_dtype dt;
 };
 
-Forward prepare_rms_norm(const Tensor &x, const Tensor &weight, double eps) {
+Forward prepare_rms_norm(const Tensor &x, const Tensor &weight, std::optional<double> eps) {
     rms_norm_op.check({x, weight, eps});
     return {rows_in_place(x), api::empty(api::sizes_of(x), x.scalar_type(), x), x.size(-1),
             rows_of(x), kernel_dtype(x)};
 }
 
-Tensor rms_norm_cpu(const Tensor &x, const Tensor &weight, double eps) {
-    Forward f = prepare_rms_norm(x, weight, eps);
+Tensor rms_norm_cpu(const Tensor &x, const Tensor &weight, std::optional<double> eps_or_none) {
+    Forward f = prepare_rms_norm(x, weight, eps_or_none);
+    const double eps = eps_value(x, eps_or_none);
     if (f.y.numel() == 0) return f.y;
     const KernelWeight w = kernel_weight(x, weight);
     run_cpu(rms_norm_op, f.rows, grain_for(f.hidden), [&](int64_t begin, int64_t end) {
@@ -68,8 +80,9 @@ Tensor rms_norm_cpu(const Tensor &x, const Tensor &weight, double eps) {
 }
 
 #ifdef MY_OPS_WITH_CUDA
-Tensor rms_norm_cuda(const Tensor &x, const Tensor &weight, double eps) {
-    Forward f = prepare_rms_norm(x, weight, eps);
+Tensor rms_norm_cuda(const Tensor &x, const Tensor &weight, std::optional<double> eps_or_none) {
+    Forward f = prepare_rms_norm(x, weight, eps_or_none);
+    const double eps = eps_value(x, eps_or_none);
     if (f.y.numel() == 0) return f.y;
     const KernelWeight w = kernel_weight(x, weight);
     run_cuda(rms_norm_op, x, [&](void *stream) {
@@ -92,7 +105,7 @@ struct Backward {
 };
 
 Backward prepare_backward(const Tensor &grad_out, const Tensor &x, const Tensor &weight,
-                          double eps) {
+                          std::optional<double> eps) {
     rms_norm_backward_op.check({grad_out, x, weight, eps});
     return {rows_in_place(grad_out),
             rows_in_place(x),
@@ -108,8 +121,10 @@ Tensor empty_grad_weight(const Tensor &weight) {
 }
 
 std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor &grad_out, const Tensor &x,
-                                                 const Tensor &weight, double eps) {
-    Backward b = prepare_backward(grad_out, x, weight, eps);
+                                                 const Tensor &weight,
+                                                 std::optional<double> eps_or_none) {
+    Backward b = prepare_backward(grad_out, x, weight, eps_or_none);
+    const double eps = eps_value(x, eps_or_none);
     if (b.hidden == 0) return {b.grad_x, empty_grad_weight(weight)};
     const KernelWeight w = kernel_weight(x, weight);
     // One partial grad_weight row per chunk of rows (the kernel adds to it), summed at the end.
@@ -139,8 +154,10 @@ api::ScalarType accumulator_of(const Tensor &x) {
 }
 
 std::tuple<Tensor, Tensor> rms_norm_backward_cuda(const Tensor &grad_out, const Tensor &x,
-                                                  const Tensor &weight, double eps) {
-    Backward b = prepare_backward(grad_out, x, weight, eps);
+                                                  const Tensor &weight,
+                                                  std::optional<double> eps_or_none) {
+    Backward b = prepare_backward(grad_out, x, weight, eps_or_none);
+    const double eps = eps_value(x, eps_or_none);
     if (b.hidden == 0) return {b.grad_x, empty_grad_weight(weight)};
     const KernelWeight w = kernel_weight(x, weight);
     // written as the kernels' weight type, converted to the weight's dtype if it is wider
@@ -173,7 +190,7 @@ struct FusedAdd {
 };
 
 std::optional<FusedAdd> prepare_fused_add(const Tensor &x, const Tensor &residual,
-                                          const Tensor &weight, double eps) {
+                                          const Tensor &weight, std::optional<double> eps) {
     fused_add_rms_norm_op.check({x, residual, weight, eps});
     if (x.numel() == 0) return std::nullopt;
     return FusedAdd{rows_in_place(x), rows_in_place(residual), kernel_weight(x, weight), x.size(-1),
@@ -185,8 +202,10 @@ void copy_back(const FusedAdd &f, Tensor &x, Tensor &residual) {
     if (f.rr.copied) api::copy_(residual, f.rr.tensor);
 }
 
-void fused_add_rms_norm_cpu(Tensor x, Tensor residual, const Tensor &weight, double eps) {
-    std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps);
+void fused_add_rms_norm_cpu(Tensor x, Tensor residual, const Tensor &weight,
+                            std::optional<double> eps_or_none) {
+    std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps_or_none);
+    const double eps = eps_value(x, eps_or_none);
     if (!f) return;
     run_cpu(fused_add_rms_norm_op, f->rows, grain_for(f->hidden), [&](int64_t begin, int64_t end) {
         return my_ops_fused_add_rms_norm_cpu(
@@ -198,8 +217,10 @@ void fused_add_rms_norm_cpu(Tensor x, Tensor residual, const Tensor &weight, dou
 }
 
 #ifdef MY_OPS_WITH_CUDA
-void fused_add_rms_norm_cuda(Tensor x, Tensor residual, const Tensor &weight, double eps) {
-    std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps);
+void fused_add_rms_norm_cuda(Tensor x, Tensor residual, const Tensor &weight,
+                             std::optional<double> eps_or_none) {
+    std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps_or_none);
+    const double eps = eps_value(x, eps_or_none);
     if (!f) return;
     run_cuda(fused_add_rms_norm_op, x, [&](void *stream) {
         return my_ops_fused_add_rms_norm_cuda(f->dt, f->w.dtype, f->xr.tensor.mutable_data_ptr(),

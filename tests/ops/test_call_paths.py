@@ -269,9 +269,8 @@ def _with_a_second_tensor() -> list:
 @pytest.mark.parametrize("spec", _with_a_second_tensor(), ids=repr)
 def test_none_for_a_tensor_through_torch_ops_names_the_argument(spec, grad):
     """None for the first tensor argument through torch.ops (as through the
-    Python API) is refused with the op and the argument's name. (An op whose
-    only tensor is None gets the dispatcher's "no tensor arguments" error
-    first: no kernel of the op is reached.)"""
+    Python API) is refused with the op and the argument's name (every tensor
+    argument on every road, the only one included: test_roads.py)."""
     args = list(spec.resolve(torch.randn(3, 16)))
     name = spec.argument_names()[0]
     args[0] = None

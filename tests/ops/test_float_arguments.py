@@ -38,20 +38,27 @@ def test_fused_add_rms_norm_eps_none():
 def _float_arguments():
     """Every float argument of every op with a Python API (from its schema)."""
     return [pytest.param(spec, a.name, value, id=f"{spec.id}-{a.name}-{value!r}")
-            for spec in specs.where(api=True) for a in spec.op._schema.arguments if str(a.type) == "float"
-            for value in ("0.5", True)]
+            for spec in specs.where(api=True) for a in spec.op._schema.arguments
+            if str(a.type) in ("float", "Optional[float]") for value in ("0.5", True, 1 + 2j)]
 
 
 @pytest.mark.parametrize("spec, argument, value", _float_arguments())
 def test_a_str_or_bool_is_refused_like_torch_ops_refuses_it(spec, argument, value):
+    """A bool, which torch.ops converts to a float, is refused by the Python
+    API; what torch.ops refuses (a str, a complex), the API refuses with the
+    same error."""
     args = list(spec.resolve(torch.randn(2, 8)))
     index = spec.argument_names().index(argument)
     args[index] = value
-    with pytest.raises(TypeError, match=rf"my_ops\.{spec.name}: expected {argument} to be a float"):
+    if isinstance(value, bool):
+        with pytest.raises(TypeError, match=rf"my_ops\.{spec.name}: expected {argument} to be a float"):
+            spec.api(*args)
+        return
+    with pytest.raises(RuntimeError, match=rf"my_ops::{spec.name}\(\) Expected a value of type") as through_ops:
+        spec.op(*args)
+    with pytest.raises(type(through_ops.value)) as through_api:
         spec.api(*args)
-    if isinstance(value, str):  # (torch.ops takes a bool for a float)
-        with pytest.raises((TypeError, RuntimeError)):
-            spec.op(*args)
+    assert str(through_api.value) == str(through_ops.value)
 
 
 def _numpy_float_arguments():

@@ -11,9 +11,11 @@ by its spec alone, so the roads cannot drift apart again.
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
 import torch
+import torch.autograd.forward_ad as fwAD
 from torch import nn
 
 import specs
@@ -169,17 +171,68 @@ def _module_with(spec, args):
     return spec.module()
 
 
-@pytest.mark.parametrize("spec, bad", [(s, b) for s, b in specs.bad_calls()], ids=lambda v: getattr(v, "id", None)
-                         or getattr(v, "name", None))
-@pytest.mark.parametrize("road", ["api", "torch.ops", "compile", "compile dynamic", "export non-strict",
-                                  "functionalize", "vmap"])
-def test_same_refusals(spec, bad, road, device):
-    """Each bad call of the spec is refused on every road, with the op's own message."""
+def _none_calls() -> list:
+    """(spec, bad call): None for each tensor argument of every op, which the
+    op's rules name on every road (also where it is the call's only tensor,
+    which the dispatcher alone would refuse as "no tensor arguments")."""
+    calls = []
+    for spec in specs.ALL:
+        for i, argument in enumerate(spec.op._schema.arguments):
+            if str(argument.type) == "Tensor":
+                def make(device, spec=spec, i=i):
+                    return tuple(None if j == i else a for j, a in enumerate(_fresh(spec, device)))
+
+                calls.append((spec, specs.BadCall(f"{argument.name} None", make,
+                                                  rf"expected {argument.name} to be a tensor, but got None$")))
+    return calls
+
+
+def _optional_eps(spec) -> int | None:
+    """The position of the op's `float? eps` argument, or None."""
+    names = [(a.name, str(a.type)) for a in spec.op._schema.arguments]
+    return next((i for i, (name, kind) in enumerate(names) if name == "eps" and kind == "Optional[float]"), None)
+
+
+EPS_SPECS = [s for s in specs.ALL if _optional_eps(s) is not None]
+
+
+def _eps_calls() -> list:
+    """(spec, bad call): a bool or a tensor for eps, refused by the Python
+    API on every road with the op's name. (torch.ops takes both: the
+    dispatcher converts them to a float before any kernel runs, and the
+    stable ABI has no Scalar argument that would keep their type. A str or
+    None for a float the dispatcher refuses itself, the same through the
+    API: test_float_arguments.py.)"""
+    calls = []
+    for spec in EPS_SPECS:
+        if spec.api is None:
+            continue
+        for bad in (True, torch.tensor(1e-5)):
+            def make(device, spec=spec, bad=bad):
+                args = list(_fresh(spec, device))
+                args[_optional_eps(spec)] = bad.to(device) if isinstance(bad, torch.Tensor) else bad
+                return tuple(args)
+
+            kind = "bool" if bad is True else "Tensor"
+            calls.append((spec, specs.BadCall(f"eps {kind}", make, r"expected eps to be a float \(or None for the "
+                                              rf"machine epsilon\), but got {kind}")))
+    return calls
+
+
+REFUSAL_ROADS = ["api", "torch.ops", "compile", "compile dynamic", "export non-strict", "functionalize", "vmap"]
+
+
+def _refused(spec, bad, road, device, kind=RuntimeError) -> None:
+    """bad's call refused on `road` with the op's message; eagerly (api,
+    torch.ops) as `kind`, whichever way it is called (compile and export
+    wrap the op's error in their own)."""
     if road == "api" and spec.api is None:
         pytest.skip("no Python API")
     args = bad.make(device)
     if road == "vmap" and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
         pytest.skip("vmap refuses to batch a tensor that requires grad before the op is called")
+    if road == "vmap" and not any(isinstance(a, torch.Tensor) for a in args):
+        pytest.skip("vmap refuses a call without a tensor to batch before the op is called")
     if road == "functionalize" and spec.mutates:
         pytest.skip("torch's eager functionalization takes no mutating custom op (test_same_results)")
     # (the message ends where the op's does: dynamo quotes it inside its own)
@@ -187,5 +240,163 @@ def test_same_refusals(spec, bad, road, device):
     if road == "compile dynamic":  # (a size in the message may be a symbol there: s27 for 8)
         message = re.sub(r"(?<!\\)\d+", r"\\S+", message)
     pattern = rf"my_ops\.{spec.name}: {message}(?![\w.])"
-    with pytest.raises(Exception, match=pattern):  # (dynamo and export wrap the op's RuntimeError)
+    with pytest.raises(kind if road in ("api", "torch.ops") else Exception, match=pattern):
         _through(road, _callable(spec, road), args)
+
+
+@pytest.mark.parametrize("spec, bad", [(s, b) for s, b in specs.bad_calls()], ids=lambda v: getattr(v, "id", None)
+                         or getattr(v, "name", None))
+@pytest.mark.parametrize("road", REFUSAL_ROADS)
+def test_same_refusals(spec, bad, road, device):
+    """Each bad call of the spec is refused on every road, with the op's own message."""
+    _refused(spec, bad, road, device)
+
+
+@pytest.mark.parametrize("spec, bad", _none_calls(), ids=lambda v: getattr(v, "id", None) or getattr(v, "name", None))
+@pytest.mark.parametrize("road", REFUSAL_ROADS)
+def test_none_for_a_tensor_refused_alike(spec, bad, road, device):
+    """None for any tensor argument, the only one included, is named by the op on every road."""
+    _refused(spec, bad, road, device)
+
+
+@pytest.mark.parametrize("spec, bad", _eps_calls(), ids=lambda v: getattr(v, "id", None) or getattr(v, "name", None))
+@pytest.mark.parametrize("road", [r for r in REFUSAL_ROADS if r != "torch.ops"])
+def test_eps_of_another_type_refused_alike(spec, bad, road, device):
+    _refused(spec, bad, road, device, kind=TypeError)
+
+
+@pytest.mark.parametrize("spec, road", [(s, r) for s in EPS_SPECS for r in _roads(s) + ["module"]
+                                        if r != "module" or s.name == "rms_norm"],
+                         ids=lambda v: v if isinstance(v, str) else v.id)
+def test_eps_none_on_every_road(spec, road, device):
+    """eps=None is the machine epsilon of the dtype the statistics are
+    computed in, as torch.nn.functional.rms_norm takes it: on every road the
+    same result as that eps given as a number."""
+    position = _optional_eps(spec)
+    args = list(_fresh(spec, device, torch.float32))
+    args[position] = torch.finfo(torch.float32).eps
+    with torch.no_grad():
+        want = _callable(spec, "torch.ops")(*_copy(args))
+        args[position] = None
+        if road == "module":
+            module = _module_with(spec, args)
+            got = module(args[0])
+        elif road == "functionalize" and spec.mutates:
+            pytest.skip("torch's eager functionalization takes no mutating custom op (test_same_results)")
+        else:
+            got = _through(road, _callable(spec, road), _copy(args))
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    if spec.name == "rms_norm":  # (and what torch.nn.functional.rms_norm gives for eps=None)
+        x, weight = args[0], args[1]
+        torch.testing.assert_close(got, torch.nn.functional.rms_norm(x, x.shape[-1:], weight, eps=None))
+
+
+@pytest.mark.parametrize("spec, road", [(s, r) for s in specs.ALL for r in ("api", "torch.ops") if r in _roads(s)],
+                         ids=lambda v: v if isinstance(v, str) else v.id)
+def test_forward_ad_of_another_thread(spec, road, device):
+    """The refusal of forward-mode AD is per call: a dual level open in
+    another thread (torch's one per process) refuses that thread's dual
+    calls but nothing of this thread."""
+    args = _fresh(spec, device)
+    call = _callable(spec, road)
+    with torch.no_grad():
+        want = call(*_copy(args))
+    opened, finished, refusals = threading.Event(), threading.Event(), []
+
+    def other_thread():
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(args[0].clone(), torch.randn_like(args[0]))
+            try:
+                call(dual, *_copy(args[1:]))
+            except RuntimeError as refusal:
+                refusals.append(str(refusal))
+            opened.set()
+            finished.wait(60)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    try:
+        assert opened.wait(60)
+        got = call(*_copy(args))
+    finally:
+        finished.set()
+        thread.join()
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert len(refusals) == 1 and refusals[0].startswith(f"my_ops.{spec.name}: forward-mode AD")
+
+
+def _with_written_slices(spec, rows: int, device) -> tuple:
+    """Fresh arguments of `rows` rows, each written 2-D argument a column
+    slice of a buffer twice as wide (a view that is not contiguous)."""
+    args = list(spec.resolve(make_input((rows, *spec.input_shape[1:]), torch.float64, device)))
+    for name in spec.mutates:
+        i = spec.argument_names().index(name)
+        if args[i].dim() == 2:
+            buffer = torch.zeros(args[i].shape[0], 2 * args[i].shape[1], dtype=args[i].dtype, device=device)
+            args[i] = buffer[:, :args[i].shape[1]]
+            args[i].copy_(make_input(tuple(args[i].shape), args[i].dtype, device))
+    return tuple(args)
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["non-strict", "strict"])
+@pytest.mark.parametrize("spec", [s for s in specs.ALL if s.mutates], ids=repr)
+def test_written_slice_keeps_sizes_dynamic(spec, strict, device):
+    """A written argument that is a slice of a wider buffer (not contiguous)
+    is shown apart without guarding the number of rows: torch.export keeps
+    that size dynamic, and the program runs with other row counts, writing
+    what the op writes."""
+    args = _with_written_slices(spec, 5, device)
+    rows = torch.export.Dim("rows", min=2)
+    dynamic = tuple({0: rows} if isinstance(a, torch.Tensor) and a.dim() == 2 else None for a in args)
+    with torch.no_grad():
+        program = torch.export.export(_Call(_callable(spec, "torch.ops")), args, dynamic_shapes=(dynamic,),
+                                      strict=strict)
+        for n in (3, 9):
+            args = _with_written_slices(spec, n, device)
+            want = _callable(spec, "torch.ops")(*_copy(args))
+            got = program.module()(*args)
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def _views_of_one_buffer(name: str, rows: int):
+    """A call whose written arguments share one contiguous buffer without
+    overlapping, as eager mode takes it: add_out's out is a itself;
+    fused_add_rms_norm's x and residual are the two halves of one buffer."""
+    if name == "add_out":
+        a = torch.randn(rows, 8, dtype=torch.float64)
+        return (a, torch.randn(rows, 8, dtype=torch.float64), a), (0,)
+    buffer = torch.randn(2, rows, 8, dtype=torch.float64)
+    return (buffer[0], buffer[1], torch.randn(8, dtype=torch.float64), 1e-6), (0, 1)
+
+
+@pytest.mark.parametrize("name", ["add_out", "fused_add_rms_norm"])
+def test_views_of_one_buffer_compile_once_for_every_size(name):
+    """Arguments that share a storage without overlapping (out=a, the two
+    halves of one buffer) keep their sizes dynamic under
+    torch.compile(dynamic=True): one graph for every row count, each call
+    writing what the eager call writes."""
+    op = getattr(torch.ops.my_ops, name).default
+    graphs = []
+
+    def backend(graph, inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    def call(*args):
+        op(*args)
+
+    compiled = torch.compile(call, backend=backend, fullgraph=True, dynamic=True)
+    torch._dynamo.reset()
+    for rows in (3, 5, 9, 12):
+        args, written = _views_of_one_buffer(name, rows)
+        want = _copy(args)
+        if name == "fused_add_rms_norm":  # (the eager call on a buffer of its own, halves alike)
+            buffer = torch.stack([want[0], want[1]])
+            want = (buffer[0], buffer[1], *want[2:])
+        else:
+            want = (want[0], want[1], want[0])
+        op(*want)
+        compiled(*args)
+        for i in written:
+            torch.testing.assert_close(args[i], want[i], rtol=0, atol=0)
+    assert len(graphs) == 1, f"{len(graphs)} graphs for 4 row counts"

@@ -265,3 +265,29 @@ def test_fake_kernels_accept_views_of_one_buffer_that_share_no_element():
     on meta and fake tensors); views that share no element pass."""
     buf = torch.empty(4, 16, device="meta")
     OPS.fused_add_rms_norm.default(buf[:, ::2], buf[:, 1::2], torch.ones(8, device="meta"), 1e-6)
+
+
+def _scale_arguments() -> list:
+    """(spec, argument): every tensor argument with a `scale=` rule."""
+    return [pytest.param(spec, p.name, id=f"{spec.id}-{p.name}") for spec in specs.ALL
+            for p in _rules.rules(spec.name) if any(c.key == "scale" for c in p.clauses)]
+
+
+@pytest.mark.parametrize("spec, argument", _scale_arguments())
+def test_a_scale_of_another_dtype_is_named_by_its_own_rule(spec, argument):
+    """An integer scale is refused with the scale's own rule (a float32
+    tensor of one element), not the float dtypes every other tensor may
+    have, which a float64 scale would then break; real, meta and fake
+    kernels alike."""
+    names = spec.argument_names()
+    args = list(spec.resolve(_t(4, 16)))
+    args += [None] * (len(names) - len(args))
+    args[names.index(argument)] = torch.tensor([1])
+    message = (rf"^my_ops\.{spec.name}: expected {argument} to be a float32 tensor of one element, "
+               r"but got a torch\.int64 tensor of shape \[1\]$")
+    assert re.search(message, _error(lambda: spec.op(*args)))
+    meta = [a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
+    assert re.search(message, _error(lambda: spec.op(*meta)))
+    with FakeTensorMode() as mode:
+        fake = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+        assert re.search(message, _error(lambda: spec.op(*fake)))

@@ -23,13 +23,25 @@ __all__ = ["rms_norm", "fused_add_rms_norm", "RMSNorm"]
 
 
 def _eps(name: str, x: Tensor, eps):
-    """eps that is not a float: for None the machine epsilon of the dtype the
-    statistics are computed in (float32; float64 for float64), as
-    torch.nn.functional.rms_norm."""
+    """eps as a float: None is the machine epsilon of the dtype the statistics
+    are computed in (float32; float64 for float64), as
+    torch.nn.functional.rms_norm takes it (what _eps_value reads; the Triton
+    op takes a float); a bool, str or tensor refused, naming the op."""
     if eps is None:
-        # (x may be anything here: the call names a bad one)
-        return torch.finfo(_accumulator(getattr(x, "dtype", None))).eps
+        return _eps_value(x, None) if isinstance(x, Tensor) else eps  # (a bad x: the call names it)
     return _float(name, "eps", eps, " (or None for the machine epsilon)")
+
+
+def _checked_eps(name: str, eps):
+    """eps as the C ops' schema takes it (float? eps=None: the kernels read
+    None as _eps_value does); a bool, str or tensor, which the dispatcher
+    would convert, refused, naming the op."""
+    return None if eps is None else _float(name, "eps", eps, " (or None for the machine epsilon)")
+
+
+def _eps_value(x: Tensor, eps):
+    """eps=None as the kernels read it (src/binding/rms_norm.cpp, eps_value)."""
+    return torch.finfo(_accumulator(x.dtype)).eps if eps is None else eps
 
 
 # ------------------------------------------------------------------- rms_norm
@@ -47,26 +59,27 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
     x's dtype (no type promotion to the weight's), and the weight's gradient
     the weight's dtype.
     """
-    if type(eps) is not float:  # (tested here, not in _eps: a call less on the common road)
-        eps = _eps("rms_norm", x, eps)
+    if type(eps) is not float:  # (tested here, not in _checked_eps: a call less on the common road)
+        eps = _checked_eps("rms_norm", eps)
     return _call(_ops.rms_norm.default, (x, weight), x, weight, eps)
 
 
 @torch.library.register_fake("my_ops::rms_norm")
-def _(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+def _(x: Tensor, weight: Tensor, eps: float | None = None) -> Tensor:
     _rules.check("rms_norm", x, weight, eps)
     return x.new_empty(x.shape)
 
 
 @torch.library.register_fake("my_ops::rms_norm_backward")
-def _(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+def _(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float | None = None) -> tuple[Tensor, Tensor]:
     _rules.check("rms_norm_backward", grad_out, x, weight, eps)
     return x.new_empty(x.shape), weight.new_empty(weight.shape)
 
 
-def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float):
+def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float | None):
     """rms_norm_backward in differentiable torch ops (float32 math, float64 for float64)."""
     acc = _accumulator(x.dtype)
+    eps = _eps_value(x, eps)
     xf, gf, wf = x.to(acc), grad_out.to(acc), weight.to(acc)
     rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
     xhat = xf * rstd
@@ -116,13 +129,13 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     mutating op: no tensor argument may require grad while grad mode is on.
     """
     if type(eps) is not float:
-        eps = _eps("fused_add_rms_norm", x, eps)
+        eps = _checked_eps("fused_add_rms_norm", eps)
     call_mutating("fused_add_rms_norm", _ops.fused_add_rms_norm.default, (x, residual, weight, eps),
                   x=x, residual=residual)
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")
-def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> None:
+def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = None) -> None:
     _rules.check("fused_add_rms_norm", x, residual, weight, eps)
 
 
