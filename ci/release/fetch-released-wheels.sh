@@ -17,5 +17,9 @@ else
 fi
 for tag in $tags; do
     echo "== wheels of $tag"
-    gh release download "$tag" --pattern 'my_ops-*.whl' --dir "$out/$tag" --skip-existing
+    # The labelled wheels only: the index pages list nothing else (PyPI
+    # serves the label-free ones), and each page's entries come from the
+    # wheel itself (its build info names the pairs it serves; its bytes give
+    # the #sha256), so every labelled wheel is downloaded, not its metadata.
+    gh release download "$tag" --pattern 'my_ops-*+*.whl' --dir "$out/$tag" --skip-existing
 done
