@@ -21,15 +21,20 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a 
 
 
 class FakeRunApi:
-    """GET .../actions/runs/1/jobs and POST .../actions/runs/1/cancel."""
+    """GET .../actions/runs/1/jobs and POST .../actions/runs/1/cancel; `others`: jobs of run 2, in progress."""
 
-    def __init__(self, jobs: list[dict]):
-        self.jobs, self.cancelled = jobs, False
+    def __init__(self, jobs: list[dict], others: list[dict] | None = None):
+        self.jobs, self.others, self.cancelled = jobs, others, False
         api = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
-                body = json.dumps({"jobs": api.jobs if "page=1" in self.path else []}).encode()
+                if "/actions/runs?status=in_progress" in self.path:
+                    runs = [{"id": 1}] + ([{"id": 2}] if api.others is not None else [])
+                    body = json.dumps({"total_count": len(runs), "workflow_runs": runs}).encode()
+                else:
+                    jobs = api.others if "/actions/runs/2/" in self.path else api.jobs
+                    body = json.dumps({"jobs": jobs if "page=1" in self.path else []}).encode()
                 self.send_response(200)
                 self.end_headers()
                 self.wfile.write(body)
@@ -85,6 +90,30 @@ def test_watchdog_passes_once_every_gpu_job_has_a_runner(caller):
     result = api.run_watchdog("45")
     assert result.returncode == 0 and not api.cancelled
     assert "a GPU runner answered" in result.stdout
+
+
+def test_watchdog_waits_while_the_gpu_runner_is_busy_with_another_run():
+    """A push to main and the tag of its commit share the runner: queued behind main's GPU legs is not stuck."""
+    busy = {**_job("gpu 2.11-cu130 cu130", "in_progress", 20), "labels": ["self-hosted", "linux", "x64", "gpu"]}
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
+                      _job("wheels / gpu-watchdog", "in_progress", 70)], others=[busy])
+    env = {**os.environ, "API_URL": api.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
+           "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True,
+                           timeout=2)
+    finally:
+        api.server.shutdown()
+    assert not api.cancelled
+
+
+def test_watchdog_another_runs_cpu_job_does_not_count_as_a_busy_gpu_runner():
+    cpu = {**_job("test 2.11-cu130 linux py3.10", "in_progress", 20), "labels": ["ubuntu-24.04"]}
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
+                      _job("wheels / gpu-watchdog", "in_progress", 70)], others=[cpu])
+    result = api.run_watchdog("45")
+    assert result.returncode == 1 and api.cancelled, result.stdout
 
 
 def test_watchdog_legs_queued_behind_this_runs_own_gpu_jobs_are_not_stuck():
