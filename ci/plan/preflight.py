@@ -17,6 +17,8 @@ this run's kind (release: a v* tag; nightly: main):
     restricts their creation and update (only its bypass list may push the
     tag that starts a release);
   - GitHub Pages is enabled and deployed by Actions (build type "workflow");
+  - a nightly: the rolling `nightly` pre-release exists (created once by
+    hand: the job's token may be refused creating its tag);
   - immutable releases are off for a nightly (it adds and deletes assets of
     the published rolling `nightly` release, which they forbid);
   - the GPU runner (also alone, --check gpu-runner): pull requests from
@@ -393,6 +395,11 @@ def main(argv: list[str] | None = None) -> int:
         if kind == "release":
             problems += filter(None, [reviewers_problem(api, "pypi"), tag_ruleset_problem(api)])
         problems += main_branch_problems(api, kind, os.environ.get("COMMIT", ""))
+        if kind == "nightly" and api.get("/releases/tags/nightly") is None:
+            problems.append("the rolling 'nightly' pre-release does not exist: create it once by hand (gh release "
+                            "create nightly --prerelease --title 'my_ops nightly' --target main); the workflow's "
+                            "token may be refused creating its tag (a tag ruleset restricting creations, or "
+                            "workflow files changed since the commit)")
         pages = api.get("/pages")
         if pages is None:
             problems.append("GitHub Pages is not enabled: in Settings > Pages, set Source to 'GitHub Actions'")

@@ -7,6 +7,8 @@
 #       release: a DRAFT release named TAG with every file of DIR.
 #       nightly: the rolling "nightly" pre-release gets this night's files
 #       (created at the first nightly, its tag on COMMIT).
+#       Before a nightly's upload, versions beyond the newest `nightly_keep`
+#       are deleted (as prune does), so failed nights never fill the release.
 #       A re-run after the release went public finishes it: files it already
 #       has are checked against DIR byte for byte (a difference stops the job,
 #       nothing is replaced), only the missing ones are uploaded.
@@ -39,6 +41,23 @@ upload_missing() {
     gh release upload "$tag" "${files[@]}"
 }
 
+# Delete the nightly release's files of every version but the newest KEEP.
+prune_nightly() {
+    local keep=$1 assets versions old version
+    assets=$(gh release view nightly --json assets --jq '.assets[].name')
+    # versions as ci/release/build-site.sh counts them: from the wheels
+    versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\)[-+].*\.whl$/\1/p' | sort -u -V)
+    old=$(printf '%s\n' "$versions" | head -n "-$keep")
+    for version in $old; do
+        # every file of that version (wheels, their .metadata, the sdist, its checksums), each once
+        printf '%s\n' "$assets" | grep -E -e "^my_ops-${version//./\\.}[-+.]" -e "^SHA256SUMS-${version//./\\.}\$" |
+            sort -u | while read -r asset; do
+                echo "deleting $asset (older than the newest $keep nightlies)"
+                gh release delete-asset nightly "$asset" --yes
+            done
+    done
+}
+
 step=${1:?usage: $0 upload|finalize|prune release|nightly TAG [DIR]} kind=${2:?} tag=${3:?}
 [ "$kind" = nightly ] && tag=nightly
 case "$step:$kind" in
@@ -65,6 +84,11 @@ case "$step:$kind" in
             gh release create nightly --prerelease --title "my_ops nightly" --target "$commit" \
                 --notes "Nightly builds (1.0.x.devYYYYMMDDHHMM); not for production."
         fi
+        # Room first: ~40 files a night against GitHub's 1000 assets a release.
+        # prune-nightly runs only after a verified nightly; nights whose verify
+        # failed would otherwise pile up until every upload is refused. The
+        # newest nightly_keep versions stay (the ones the live index lists).
+        prune_nightly "$(python3 build_support/matrix.py default nightly_keep)"
         # the rolling release is public: a re-run adds only what is missing, never replaces
         upload_missing nightly "$dir"
         ;;
@@ -78,19 +102,7 @@ The newest was built from $commit on $(date -u +%Y-%m-%d); each version's files 
 The nightly tag marks the first nightly only."
         ;;
     prune:nightly)
-        keep=$(python3 build_support/matrix.py default nightly_keep)
-        assets=$(gh release view nightly --json assets --jq '.assets[].name')
-        # versions as ci/release/build-site.sh counts them: from the wheels
-        versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\)[-+].*\.whl$/\1/p' | sort -u -V)
-        old=$(printf '%s\n' "$versions" | head -n "-$keep")
-        for version in $old; do
-            # every file of that version (wheels, their .metadata, the sdist, its checksums), each once
-            printf '%s\n' "$assets" | grep -E -e "^my_ops-${version//./\\.}[-+.]" -e "^SHA256SUMS-${version//./\\.}\$" |
-                sort -u | while read -r asset; do
-                    echo "deleting $asset (older than the newest $keep nightlies)"
-                    gh release delete-asset nightly "$asset" --yes
-                done
-        done
+        prune_nightly "$(python3 build_support/matrix.py default nightly_keep)"
         ;;
     *) echo "usage: $0 upload|finalize|prune release|nightly TAG [DIR]" >&2; exit 2 ;;
 esac

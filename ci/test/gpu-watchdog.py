@@ -20,7 +20,8 @@ never waited for.
 Environment: API_URL, REPOSITORY (owner/name), RUN_ID, TOKEN (actions:
 write), JOB_PREFIX (default "gpu "), BUILD_PREFIX (default "build ,bundle"),
 WATCHDOG_JOB_NAME (default "gpu-watchdog"), GPU_QUEUE_MINUTES (default 45),
-POLL_SECONDS (default 60). Any API that answers like GitHub's REST API works
+POLL_SECONDS (default 60), RETRY_SECONDS (default 10: the first wait before
+a failed call is tried again; doubled each time, four tries). Any API that answers like GitHub's REST API works
 (tests/packaging/test_ci_scripts.py serves one on 127.0.0.1).
 """
 
@@ -30,17 +31,40 @@ import json
 import os
 import sys
 import time
+import urllib.error
 import urllib.request
 from datetime import datetime, timezone
 
 
+class Unanswered(Exception):
+    """The API did not answer after its retries: this poll knows nothing."""
+
+
 def repository_api(method: str, path: str) -> dict:
+    """One REST call, retried on what passes (5xx, 429, a rate-limit 403, a dropped connection): the
+    watchdog polls for hours, and a hiccup must not fail a run whose builds and tests passed."""
     request = urllib.request.Request(
         f"{os.environ['API_URL'].rstrip('/')}/repos/{os.environ['REPOSITORY']}{path}", method=method,
         headers={"Authorization": f"Bearer {os.environ['TOKEN']}", "Accept": "application/vnd.github+json"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        body = response.read()
-    return json.loads(body) if body else {}
+    delay = float(os.environ.get("RETRY_SECONDS", "10"))
+    for attempt in range(4):
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                body = response.read()
+            return json.loads(body) if body else {}
+        except urllib.error.HTTPError as error:
+            passing = error.code >= 500 or error.code == 429 or \
+                (error.code == 403 and (error.headers.get("Retry-After") or
+                                        error.headers.get("X-RateLimit-Remaining") == "0"))
+            if not passing:
+                raise
+            wait = float(error.headers.get("Retry-After") or delay * 2 ** attempt)
+            print(f"{method} {path}: HTTP {error.code}; again in {wait:.0f} s")
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            wait = delay * 2 ** attempt
+            print(f"{method} {path}: {error}; again in {wait:.0f} s")
+        time.sleep(wait)
+    raise Unanswered(f"{method} {path}")
 
 
 def api(method: str, path: str) -> dict:
@@ -87,7 +111,12 @@ def main() -> int:
     busy_since = None  # the last poll that saw another run's job on a GPU runner
     while True:
         now = datetime.now(timezone.utc)
-        all_jobs = jobs()
+        try:
+            all_jobs = jobs()
+        except Unanswered as error:  # unknown is not stuck: the next poll decides
+            print(f"no answer from the API ({error}); polling again")
+            time.sleep(poll)
+            continue
         mine = [split_name(j["name"])[0] for j in all_jobs if split_name(j["name"])[1] == me]
         group = mine[0] if mine else ""
         ours = [{**j, "bare": split_name(j["name"])[1]} for j in all_jobs if split_name(j["name"])[0] == group]
@@ -97,7 +126,12 @@ def main() -> int:
         started = [j for j in gpu if j["status"] in ("in_progress", "completed")]
         # The wait counts from when the job was queued, or from when a GPU runner was last seen busy
         # with another run's job (a push to main and a tag of the same commit share it), whichever is later.
-        busy = gpu_busy_elsewhere() if waiting and not started else []
+        try:
+            busy = gpu_busy_elsewhere() if waiting and not started else []
+        except Unanswered as error:
+            print(f"no answer from the API ({error}); polling again")
+            time.sleep(poll)
+            continue
         if busy:
             busy_since = now
             print(f"GPU runner busy with another run: {', '.join(busy[:3])}; waiting")
@@ -109,7 +143,10 @@ def main() -> int:
             print(f"::error::no self-hosted GPU runner (labels self-hosted, linux, x64, gpu) picked up "
                   f"{names} within {limit / 60:.0f} minutes; cancelling this run so that it does not "
                   f"wait for a day. Bring a GPU runner online and re-run the failed jobs.")
-            api("POST", "/cancel")
+            try:
+                api("POST", "/cancel")
+            except Unanswered:
+                print("::warning::the cancel request got no answer; this job fails, which fails the run")
             return 1
         if started:
             print(f"a GPU runner answered: {', '.join(j['name'] for j in started)}")

@@ -23,12 +23,18 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a 
 class FakeRunApi:
     """GET .../actions/runs/1/jobs and POST .../actions/runs/1/cancel; `others`: jobs of run 2, in progress."""
 
-    def __init__(self, jobs: list[dict], others: list[dict] | None = None):
-        self.jobs, self.others, self.cancelled = jobs, others, False
+    def __init__(self, jobs: list[dict], others: list[dict] | None = None, failures: int = 0):
+        """`failures`: the first GETs answered 502 (a transient error of GitHub's API)."""
+        self.jobs, self.others, self.cancelled, self.failures = jobs, others, False, failures
         api = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
+                if api.failures > 0:
+                    api.failures -= 1
+                    self.send_response(502)
+                    self.end_headers()
+                    return
                 if "/actions/runs?status=in_progress" in self.path:
                     runs = [{"id": 1}] + ([{"id": 2}] if api.others is not None else [])
                     body = json.dumps({"total_count": len(runs), "workflow_runs": runs}).encode()
@@ -53,7 +59,7 @@ class FakeRunApi:
 
     def run_watchdog(self, minutes: str) -> subprocess.CompletedProcess:
         env = {**os.environ, "API_URL": self.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
-               "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05"}
+               "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05", "RETRY_SECONDS": "0.01"}
         try:
             return subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env,
                                   capture_output=True, text=True, timeout=60)
@@ -114,6 +120,15 @@ def test_watchdog_another_runs_cpu_job_does_not_count_as_a_busy_gpu_runner():
                       _job("wheels / gpu-watchdog", "in_progress", 70)], others=[cpu])
     result = api.run_watchdog("45")
     assert result.returncode == 1 and api.cancelled, result.stdout
+
+
+@pytest.mark.parametrize("failures", [3, 6])  # within one call's retries; past them (a poll that knows nothing)
+def test_watchdog_outlasts_transient_api_errors(failures):
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "in_progress", 50),
+                      _job("wheels / gpu-watchdog", "in_progress", 55)], failures=failures)
+    result = api.run_watchdog("45")
+    assert result.returncode == 0 and "a GPU runner answered" in result.stdout, result.stdout + result.stderr
+    assert "HTTP 502; again in" in result.stdout
 
 
 def test_watchdog_legs_queued_behind_this_runs_own_gpu_jobs_are_not_stuck():

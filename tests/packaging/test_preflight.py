@@ -76,6 +76,7 @@ MAIN = {f"compare/main...{COMMIT}": {"status": "behind", "ahead_by": 0, "behind_
 def _answers(**changes) -> dict:
     answers = {**copy.deepcopy(RECORDED), **copy.deepcopy(MAIN)}
     answers[""] = {**answers[""], "default_branch": "main"}
+    answers["releases/tags/nightly"] = {"tag_name": "nightly", "draft": False, "prerelease": True, "assets": []}
     for key, value in changes.items():
         key = key.replace("__", "/")
         if value is None:
@@ -317,3 +318,10 @@ def test_without_the_org_token_the_guard_says_what_it_did_not_verify():
 def test_an_owner_without_runner_groups_is_said_not_verified():
     result = _guard(_answers())  # no runner-groups answer (404): a user account, not an organization
     assert "not verified" in result.stdout and "is not an organization" in result.stdout, result.stdout
+
+
+def test_a_nightly_needs_the_rolling_release_made_by_hand():
+    result = RecordedApi(_answers(releases__tags__nightly=None)).run(kind="nightly")
+    assert result.returncode == 1 and "the rolling 'nightly' pre-release does not exist" in result.stdout, \
+        result.stdout
+    assert RecordedApi(_answers(releases__tags__nightly=None)).run(kind="release").returncode == 0

@@ -171,7 +171,10 @@ echo "gh $*" >>"$GH_LOG"
 case "$1 $2" in
     "release view")
         [ "$STATE" = none ] && exit 1
-        case "$*" in *isDraft*) [ "$STATE" = draft ] && echo true || echo false ;; esac ;;
+        case "$*" in
+            *isDraft*) [ "$STATE" = draft ] && echo true || echo false ;;
+            *assets*) printf '%s\n' "$ASSETS" ;;
+        esac ;;
 esac
 """
 
@@ -222,3 +225,33 @@ def test_github_release_upload_refuses_a_published_release_with_other_bytes(dist
                              str(dist)], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "published with other bytes" in result.stderr
     assert "release upload" not in log.read_text()
+
+
+def test_a_nightly_upload_makes_room_first_whatever_verify_said(tmp_path):
+    """Nights whose verify failed skip prune-nightly: the upload itself deletes versions beyond the newest
+    nightly_keep, so the rolling release never reaches GitHub's 1000 assets a release."""
+    keep = int(subprocess.run([sys.executable, str(ROOT / "build_support/matrix.py"), "default", "nightly_keep"],
+                              capture_output=True, text=True, check=True).stdout)
+    versions = [f"1.0.1.dev202611{day:02d}0317" for day in range(1, keep + 4)]  # keep + 3 nights published
+    assets = [name for v in versions for name in (f"my_ops-{v}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl",
+                                                  f"my_ops-{v}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl.metadata",
+                                                  f"my_ops-{v}.tar.gz", f"SHA256SUMS-{v}")]
+    tonight = tmp_path / "dist"
+    tonight.mkdir()
+    (tonight / "my_ops-1.0.1.dev202611300317+cu130-cp39-abi3-manylinux_2_28_x86_64.whl").write_bytes(b"w")
+    recorded = Recorded()
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FAKE_GH)
+    gh.chmod(0o755)
+    log = tmp_path / "gh.log"
+    env = {**recorded.env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": "public",
+           "GH_REPO": "my-ops/my_ops", "COMMIT": "c" * 40, "ASSETS": "\n".join(assets)}
+    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "nightly", "nightly",
+                             str(tonight)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = log.read_text().splitlines()
+    deleted = [c.split()[4] for c in calls if "delete-asset" in c]
+    assert sorted(deleted) == sorted(a for a in assets if any(v in a for v in versions[:3])), deleted
+    upload = next(i for i, c in enumerate(calls) if "release upload" in c)
+    assert upload > max(i for i, c in enumerate(calls) if "delete-asset" in c), "room is made before the upload"
