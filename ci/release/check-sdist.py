@@ -68,7 +68,6 @@ def committed_bytes(repo: Path, names: list[str]) -> dict[str, bytes]:
 
 def byte_problems(sdist: Path, repo: Path, names: set[str]) -> list[str]:
     """Members whose bytes differ from the commit's (a tool that changed the sdist after it was built)."""
-    top = sdist.name.removesuffix(".tar.gz")
     expected = committed_bytes(repo, sorted(names))
     problems = []
     with tarfile.open(sdist) as tar:
