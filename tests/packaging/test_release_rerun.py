@@ -255,3 +255,46 @@ def test_a_nightly_upload_makes_room_first_whatever_verify_said(tmp_path):
     assert sorted(deleted) == sorted(a for a in assets if any(v in a for v in versions[:3])), deleted
     upload = next(i for i, c in enumerate(calls) if "release upload" in c)
     assert upload > max(i for i, c in enumerate(calls) if "delete-asset" in c), "room is made before the upload"
+
+
+# ------------------------------------------ fetch-released-wheels.sh: listed by the API, fetched outside it
+FETCH_GH = """#!/usr/bin/env bash
+echo "gh $*" >>"$GH_LOG"
+jq_filter=""
+for ((i = 1; i <= $#; i++)); do [ "${!i}" = --jq ] && { j=$((i + 1)); jq_filter=${!j}; }; done
+case "$1 $2" in
+    "release list") printf '%s\\n' '[{"tagName": "v0.9.0"}, {"tagName": "nightly"}]' | jq -r "$jq_filter" ;;
+    "api repos/{owner}/{repo}/releases/tags/v0.9.0") echo '{"id": 7}' | jq -r "$jq_filter" ;;
+    "api --paginate") jq -r "$jq_filter" "$ASSETS_JSON" ;;
+    *) echo "unexpected: gh $*" >&2; exit 1 ;;
+esac
+"""
+
+
+def test_fetch_downloads_the_labelled_wheels_by_their_download_urls(tmp_path):
+    labelled = "my_ops-0.9.0+cu126-cp39-abi3-manylinux_2_28_x86_64.whl"
+    others = ["my_ops-0.9.0-cp39-abi3-manylinux_2_28_x86_64.whl", f"{labelled}.metadata", "SHA256SUMS",
+              "my_ops-0.9.0.tar.gz"]
+    recorded = Recorded(assets={name: os.urandom(64) for name in [labelled, *others]})
+    assets = [{"name": n, "url": f"{recorded.url}/api-asset/{n}", "browser_download_url": f"{recorded.url}/assets/{n}"}
+              for n in [labelled, *others]]
+    (tmp_path / "assets.json").write_text(json.dumps(assets))
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FETCH_GH)
+    gh.chmod(0o755)
+    env = {**os.environ, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(tmp_path / "gh.log"),
+           "ASSETS_JSON": str(tmp_path / "assets.json")}
+    result = subprocess.run(["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    fetched = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert fetched == [f"v0.9.0/{labelled}"]
+    assert (tmp_path / "out" / "v0.9.0" / labelled).read_bytes() == recorded.assets[labelled]
+    assert recorded.asked == [f"/assets/{labelled}"], "files come from browser_download_url, one request each"
+    # a failed download fails the script: an index without an earlier release's wheels must not deploy
+    del recorded.assets[labelled]
+    (tmp_path / "out" / "v0.9.0" / labelled).unlink()
+    result = subprocess.run(["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
