@@ -186,16 +186,25 @@ def test_watchdog_waits_while_builds_run():
     ("workflow_dispatch", "refs/heads/main", "my-ops/my_ops", "nightly", "true"),
     ("workflow_dispatch", "refs/heads/experiment", "my-ops/my_ops", "nightly", "false"),
     ("schedule", "refs/heads/main", "someone/my_ops", "nightly", "false"),
+    # a manual release dry run (input kind=release): the tag's version, never published, even from main
+    ("workflow_dispatch release", "refs/heads/experiment", "my-ops/my_ops", "release", "false"),
+    ("workflow_dispatch release", "refs/heads/main", "my-ops/my_ops", "release", "false"),
+    ("schedule release", "refs/heads/main", "my-ops/my_ops", "nightly", "true"),  # only a manual run asks
 ])
 def test_release_plan(event, ref, repository, kind, publish):
     version = (ROOT / "VERSION").read_text().strip()
+    event, _, dry_run_kind = event.partition(" ")
     result = subprocess.run(["bash", str(ROOT / "ci/plan/release-plan.sh")], capture_output=True, text=True,
                             env={**os.environ, "EVENT": event, "REF": ref.format(version=version),
-                                 "REPOSITORY": repository, "GITHUB_OUTPUT": "/dev/stdout"})
+                                 "REPOSITORY": repository, "GITHUB_OUTPUT": "/dev/stdout",
+                                 "DRY_RUN_KIND": dry_run_kind})
     assert result.returncode == 0, result.stderr
     plan = dict(line.split("=", 1) for line in result.stdout.splitlines())
     assert plan["kind"] == kind and plan["publish"] == publish
     assert (len(plan["nightly-version"]) == 12) == (kind == "nightly")
+    assert plan["version"] == version if kind == "release" else plan["version"].endswith(plan["nightly-version"])
+    # the preflight checks the settings the tag will meet
+    assert plan["preflight-ref"] == (f"refs/tags/v{version}" if kind == "release" else ref)
 
 
 def test_release_plan_refuses_a_tag_that_is_not_the_version():
@@ -419,11 +428,33 @@ def test_prune_keeps_the_newest_nightlies_whole(tmp_path):
     assert len(deleted) == len(set(deleted)) == 5 * len(old)
 
 
-def test_a_published_release_is_never_uploaded_again(tmp_path):
+def test_a_published_release_is_never_uploaded_again(tmp_path, monkeypatch):
+    """A published asset with other bytes stops the job, nothing is uploaded (the finish mode's other cases:
+    tests/packaging/test_release_rerun.py)."""
     (tmp_path / "dist").mkdir()
     (tmp_path / "dist" / "my_ops-1.0.0.tar.gz").write_text("")
-    result, calls = _publish(tmp_path, "upload", "release", "v1.0.0", str(tmp_path / "dist"), is_draft="false")
-    assert result.returncode == 1 and "already published" in result.stderr
+    release = {"tag_name": "v1.0.0", "draft": False,
+               "assets": [{"name": "my_ops-1.0.0.tar.gz", "url": "x", "digest": "sha256:" + "1" * 64}]}
+
+    class Release(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(json.dumps(release).encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Release)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("API_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv("GH_REPO", "my-ops/my_ops")
+    monkeypatch.setenv("GH_TOKEN", "t")
+    try:
+        result, calls = _publish(tmp_path, "upload", "release", "v1.0.0", str(tmp_path / "dist"), is_draft="false")
+    finally:
+        server.shutdown()
+    assert result.returncode == 1 and "published with other bytes" in result.stderr
     assert not any(c.startswith("release upload") for c in calls)
     result, calls = _publish(tmp_path, "upload", "release", "v1.0.0", str(tmp_path / "dist"), is_draft="true")
     assert result.returncode == 0, result.stderr

@@ -217,3 +217,16 @@ def test_pypi_sends_only_what_it_lacks_and_never_skips_a_different_file():
     assert pending < upload and steps[pending]["id"] == "pending"
     assert steps[upload]["if"] == "steps.pending.outputs.pending == 'true'"
     assert not steps[upload]["with"].get("skip-existing", False)
+
+
+def test_a_dry_run_reports_the_preflight_and_goes_on():
+    """The preflight runs for every run; only a publishing run stops on it (a dry run's findings are
+    annotations), and it checks the settings for the ref the tag will have."""
+    release = _load("release.yml")
+    preflight = release["jobs"]["preflight"]
+    assert "if" not in preflight, "a dry run must run the preflight too"
+    (step,) = [s for s in preflight["steps"] if "ci/plan/preflight.py" in s.get("run", "")]
+    assert step["continue-on-error"] == "${{ needs.plan.outputs.publish != 'true' }}"
+    assert step["env"]["REF"] == "${{ needs.plan.outputs.preflight-ref }}"
+    assert release["on"]["workflow_dispatch"]["inputs"]["kind"]["options"] == ["nightly", "release"]
+    assert release["jobs"]["plan"]["steps"][-1]["env"]["DRY_RUN_KIND"] == "${{ inputs.kind }}"
