@@ -191,6 +191,17 @@ def reviewers_problem(api: Api, environment: str) -> str | None:
     rules = [r for r in answer.get("protection_rules") or [] if r.get("type") == "required_reviewers"]
     if not any(r.get("reviewers") for r in rules):
         return f"environment '{environment}' has no required reviewers: a tag would publish unreviewed; {fix}"
+    reviewers = [x for r in rules for x in r.get("reviewers") or []]
+    several = len(reviewers) > 1 or any(x.get("type") == "Team" for x in reviewers)
+    if not any(r.get("prevent_self_review") for r in rules):
+        if several:
+            return (f"environment '{environment}' lets the person who pushed the tag approve their own upload: in "
+                    f"{SETTINGS} > {environment}, tick 'Prevent self-review'")
+        print(f"::warning::environment '{environment}' has one reviewer, who may approve a release they tagged "
+              "themselves: add a second reviewer and tick 'Prevent self-review' when there is one")
+    elif not several:
+        print(f"::warning::environment '{environment}' has one reviewer and prevents self-review: a release that "
+              "reviewer tags waits for an approval nobody can give; someone else must push the tag")
     return None
 
 
@@ -220,6 +231,9 @@ def tag_ruleset_problem(api: Api) -> str | None:
             continue
         kinds = {rule.get("type") for rule in ruleset.get("rules") or []}
         if {"creation", "update"} <= kinds:
+            bypass = ", ".join(f"{a.get('actor_type')} {a.get('actor_id')}" for a in ruleset.get("bypass_actors") or [])
+            print(f"preflight: v* tags may be created by the bypass list of ruleset '{ruleset.get('name')}': "
+                  f"{bypass or 'nobody (or it is not visible to this token)'}")
             return None
         found.append(f"'{ruleset.get('name')}' restricts {sorted(kinds) or 'nothing'}")
     what = f" (active ones covering v*: {'; '.join(found)})" if found else ""

@@ -325,3 +325,31 @@ def test_a_nightly_needs_the_rolling_release_made_by_hand():
     assert result.returncode == 1 and "the rolling 'nightly' pre-release does not exist" in result.stdout, \
         result.stdout
     assert RecordedApi(_answers(releases__tags__nightly=None)).run(kind="release").returncode == 0
+
+
+# ------------------------------------------------- who approves the upload
+def _reviewers(prevent: bool, *reviewers: dict) -> dict:
+    pypi = copy.deepcopy(RECORDED["environments/pypi"])
+    rule = next(r for r in pypi["protection_rules"] if r["type"] == "required_reviewers")
+    rule.update(prevent_self_review=prevent, reviewers=list(reviewers))
+    return pypi
+
+
+USER = {"type": "User", "reviewer": {"login": "maintainer", "id": 3}}
+OTHER = {"type": "User", "reviewer": {"login": "second", "id": 4}}
+TEAM = {"type": "Team", "reviewer": {"slug": "release-managers", "id": 9}}
+
+
+@pytest.mark.parametrize("pypi,status,text", [
+    (_reviewers(False, USER, OTHER), 1, "lets the person who pushed the tag approve their own upload"),
+    (_reviewers(False, TEAM), 1, "lets the person who pushed the tag approve their own upload"),
+    (_reviewers(True, USER, OTHER), 0, None),
+    (_reviewers(False, USER), 0, "::warning::environment 'pypi' has one reviewer, who may approve"),
+    (_reviewers(True, USER), 0, "::warning::environment 'pypi' has one reviewer and prevents self-review"),
+])
+def test_the_pypi_approval_is_someone_elses_where_it_can_be(pypi, status, text):
+    result = RecordedApi(_answers(environments__pypi=pypi)).run()
+    assert result.returncode == status, result.stdout
+    if text:
+        assert text in result.stdout, result.stdout
+    assert "v* tags may be created by the bypass list of ruleset 'release tags': Team 7" in result.stdout
