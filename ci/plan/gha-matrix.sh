@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The matrices of the wheels workflow's jobs for one GitHub event, as
-# `job=JSON` lines appended to $GITHUB_OUTPUT (printed when it is unset).
+# `job=JSON` lines appended to $GITHUB_OUTPUT (printed when it is unset), and
+# `gpu-tests=N`, the number of GPU test jobs.
 # First checks that every torch wheel and builder image the run will use
 # exists (ci/plan/check-sources.py), and pins each image to the digest it has now.
 #
@@ -16,5 +17,10 @@ python3 ci/plan/check-sources.py --event "$event" --images-out "$images"
 echo "builder images (pinned for this run):"
 cat "$images"
 for job in build-linux build-windows build-macos test-cpu test-gpu; do
-    echo "${job}=$(python3 build_support/matrix.py gha --event "$event" --job "$job" --images "$images")" >>"$output"
+    matrix=$(python3 build_support/matrix.py gha --event "$event" --job "$job" --images "$images")
+    echo "${job}=${matrix}" >>"$output"
+    [ "$job" = test-gpu ] && test_gpu=$matrix
 done
+# how many GPU test jobs the run has (gpu-guard runs only if any), read from
+# the JSON rather than compared with its text
+echo "gpu-tests=$(printf '%s' "$test_gpu" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["include"]))')" >>"$output"

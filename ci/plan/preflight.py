@@ -17,6 +17,8 @@ this run's kind (release: a v* tag; nightly: main):
     restricts their creation and update (only its bypass list may push the
     tag that starts a release);
   - GitHub Pages is enabled and deployed by Actions (build type "workflow");
+  - a nightly: the rolling `nightly` pre-release exists (created once by
+    hand: the job's token may be refused creating its tag);
   - immutable releases are off for a nightly (it adds and deletes assets of
     the published rolling `nightly` release, which they forbid);
   - the GPU runner (also alone, --check gpu-runner): pull requests from
@@ -25,8 +27,20 @@ this run's kind (release: a v* tag; nightly: main):
     (any workflow file of any branch can name a repository's runner; an
     organization runner group limited to selected workflows cannot be reached
     from a pull request's copy of them);
+  - a release's commit is on the default branch, and that branch requires
+    pull requests (an active branch ruleset's pull_request rule, or classic
+    branch protection with required reviews);
   - the dated facts of ci/plan/expiry.toml (runner images, action runtimes):
-    an expired one is an error, one within its warning window a warning.
+    an expired one is an error, one within its warning window a warning; so
+    is the PREFLIGHT_TOKEN's expiry date, which GitHub sends with every
+    answer as the github-authentication-token-expiration header (an error
+    once past, a warning within 30 days);
+  - with --check gpu-runner and ORG_TOKEN (an organization token, "Self-hosted
+    runners: read"; the GPU_GUARD_ORG_TOKEN secret), the organization runner
+    group that holds the gpu runner: this repository only, "Allow public
+    repositories" for a public one, and workflow access limited to wheels.yml
+    at main and v* tags. Without it those settings are printed as not
+    verified: neither the repository's token nor PREFLIGHT_TOKEN can read them.
 Every problem is printed with the setting that fixes it; exit 1 if any.
 
 Environment: API_URL, REPOSITORY (owner/name), KIND (release|nightly), REF
@@ -34,7 +48,8 @@ Environment: API_URL, REPOSITORY (owner/name), KIND (release|nightly), REF
 actions and pages read), ADMIN_TOKEN (a fine-grained token with
 "Administration: read" of this repository, for the fork-approval policy,
 the repository's runners and immutable releases; the PREFLIGHT_TOKEN secret),
-TODAY (YYYY-MM-DD, default: today in UTC). Any server that answers as
+COMMIT (the commit the run builds), ORG_TOKEN (optional, above), TODAY
+(YYYY-MM-DD, default: today in UTC). Any server that answers as
 GitHub's API does works (tests/packaging/test_preflight.py serves recorded
 answers, ci/test/workflow_test.py stand-ins, on 127.0.0.1).
 """
@@ -42,6 +57,7 @@ answers, ci/test/workflow_test.py stand-ins, on 127.0.0.1).
 from __future__ import annotations
 
 import argparse
+import datetime
 import fnmatch
 import json
 import os
@@ -56,27 +72,68 @@ import expiry  # noqa: E402
 SETTINGS = "Settings > Environments"
 
 
+EXPIRY_HEADER = "github-authentication-token-expiration"  # GitHub sends it for tokens with an expiry date
+TOKEN_WARNING_DAYS = 30
+
+
 class Api:
     def __init__(self) -> None:
-        self.base = f"{os.environ['API_URL'].rstrip('/')}/repos/{os.environ['REPOSITORY']}"
+        self.root = os.environ["API_URL"].rstrip("/")
+        self.base = f"{self.root}/repos/{os.environ['REPOSITORY']}"
+        self.expiry: dict[str, str | None] = {}  # token variable -> its expiry header, once one answer came
 
-    def get(self, path: str, token_variable: str = "TOKEN") -> dict | None:
-        """The JSON answer, or None for 404; PermissionError when the token may not read it."""
+    def get(self, path: str, token_variable: str = "TOKEN", root: bool = False) -> dict | None:
+        """The JSON answer, or None for 404; PermissionError when the token may not read it.
+        `root`: `path` is from the API's root (/orgs/...), not from the repository's."""
         token = os.environ.get(token_variable, "")
         if not token:
             raise PermissionError(f"{token_variable} is not set")
-        request = urllib.request.Request(self.base + path, headers={
+        request = urllib.request.Request((self.root if root else self.base) + path, headers={
             "Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": "2022-11-28"})
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
+                self.expiry[token_variable] = response.headers.get(EXPIRY_HEADER)
                 return json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as error:
             if error.code == 404:
                 return None
             if error.code in (401, 403):
-                raise PermissionError(f"{path}: HTTP {error.code}") from error
+                expired = " (a 401: the token is wrong or has expired)" if error.code == 401 else ""
+                raise PermissionError(f"{path}: HTTP {error.code}{expired}") from error
             raise
+
+
+def parse_expiry(text: str) -> datetime.datetime | None:
+    """GitHub's expiry header, e.g. '2027-01-31 09:00:00 UTC' (or with a numeric offset)."""
+    for pattern, value in (("%Y-%m-%d %H:%M:%S %Z", text), ("%Y-%m-%d %H:%M:%S %z", text)):
+        try:
+            moment = datetime.datetime.strptime(value.strip(), pattern)
+        except ValueError:
+            continue
+        return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
+    return None
+
+
+def token_expiry(api: Api, variable: str, secret: str, today: datetime.date) -> tuple[list[str], list[str]]:
+    """(errors, warnings) about the expiry date GitHub reported for the token in `variable`."""
+    if variable not in api.expiry:
+        return [], []  # never answered: the PermissionError already names the secret
+    header = api.expiry[variable]
+    if not header:
+        print(f"preflight: {secret} has no expiry date (GitHub sent no {EXPIRY_HEADER} header)")
+        return [], []
+    moment = parse_expiry(header)
+    if moment is None:
+        return [f"{secret}: cannot read its expiry date {header!r} ({EXPIRY_HEADER})"], []
+    days = (moment.date() - today).days
+    renew = (f"create a new fine-grained token with the same permissions and store it as the secret {secret} "
+             "(docs/releasing.md)")
+    if days < 0:
+        return [f"{secret} expired on {moment:%Y-%m-%d}: {renew}"], []
+    if days <= TOKEN_WARNING_DAYS:
+        return [], [f"{secret} expires on {moment:%Y-%m-%d}, in {days} days: {renew}"]
+    return [], []
 
 
 def ref_matches(ref: str, policies: list[dict]) -> bool:
@@ -134,6 +191,17 @@ def reviewers_problem(api: Api, environment: str) -> str | None:
     rules = [r for r in answer.get("protection_rules") or [] if r.get("type") == "required_reviewers"]
     if not any(r.get("reviewers") for r in rules):
         return f"environment '{environment}' has no required reviewers: a tag would publish unreviewed; {fix}"
+    reviewers = [x for r in rules for x in r.get("reviewers") or []]
+    several = len(reviewers) > 1 or any(x.get("type") == "Team" for x in reviewers)
+    if not any(r.get("prevent_self_review") for r in rules):
+        if several:
+            return (f"environment '{environment}' lets the person who pushed the tag approve their own upload: in "
+                    f"{SETTINGS} > {environment}, tick 'Prevent self-review'")
+        print(f"::warning::environment '{environment}' has one reviewer, who may approve a release they tagged "
+              "themselves: add a second reviewer and tick 'Prevent self-review' when there is one")
+    elif not several:
+        print(f"::warning::environment '{environment}' has one reviewer and prevents self-review: a release that "
+              "reviewer tags waits for an approval nobody can give; someone else must push the tag")
     return None
 
 
@@ -163,10 +231,107 @@ def tag_ruleset_problem(api: Api) -> str | None:
             continue
         kinds = {rule.get("type") for rule in ruleset.get("rules") or []}
         if {"creation", "update"} <= kinds:
+            bypass = ", ".join(f"{a.get('actor_type')} {a.get('actor_id')}" for a in ruleset.get("bypass_actors") or [])
+            print(f"preflight: v* tags may be created by the bypass list of ruleset '{ruleset.get('name')}': "
+                  f"{bypass or 'nobody (or it is not visible to this token)'}")
             return None
         found.append(f"'{ruleset.get('name')}' restricts {sorted(kinds) or 'nothing'}")
     what = f" (active ones covering v*: {'; '.join(found)})" if found else ""
     return f"no tag ruleset restricts who may create or move v* tags, and a v* tag starts a release{what}: {fix}"
+
+
+def main_branch_problems(api: Api, kind: str, commit: str) -> list[str]:
+    """A release's commit is on the default branch, and that branch takes changes only through pull requests."""
+    problems = []
+    default = (api.get("") or {}).get("default_branch") or "main"
+    if kind == "release":
+        # compare DEFAULT...COMMIT: "behind" or "identical" when COMMIT is reachable from DEFAULT
+        status = (api.get(f"/compare/{default}...{commit}") or {}).get("status")
+        if status not in ("identical", "behind"):
+            problems.append(f"the tag's commit {commit[:12]} is not on {default} (compare: {status or 'not found'}): "
+                            f"tag a commit of {default}, which went through review, and push the tag again")
+    rules = api.get(f"/rules/branches/{default}") or []
+    reviews = [r.get("parameters") or {} for r in rules if r.get("type") == "pull_request"]
+    if not reviews:
+        try:  # classic branch protection (Administration: read)
+            protection = api.get(f"/branches/{default}/protection", "ADMIN_TOKEN") or {}
+        except PermissionError:
+            protection = {}
+        if protection.get("required_pull_request_reviews") is not None:
+            reviews = [protection["required_pull_request_reviews"]]
+    if not reviews:
+        problems.append(f"{default} accepts pushes without a pull request, so a release or nightly can build "
+                        "code nobody reviewed: in Settings > Rules > Rulesets, add a branch ruleset (Enforcement: "
+                        f"Active, target: the default branch) with 'Require a pull request before merging'")
+    elif all(int(r.get("required_approving_review_count", 0) or 0) < 1 for r in reviews):
+        print(f"::warning::{default} requires pull requests but no approving review: a maintainer can merge "
+              "their own change unreviewed (ruleset: 'Required approvals' 1 or more)")
+    return problems
+
+
+# The settings of the GPU runner's organization runner group, readable only with an organization token.
+GROUP_SETTINGS = ("its repository access (this repository only), 'Allow public repositories' and its workflow "
+                  "access (Selected workflows: wheels.yml at refs/heads/main and refs/tags/v*)")
+
+
+def allowed_workflow(entry: str, repository: str) -> bool:
+    """A runner group's selected workflow that is wheels.yml at main or at release tags."""
+    path, _, ref = entry.partition("@")
+    return path == f"{repository}/.github/workflows/wheels.yml" and \
+        (ref in ("refs/heads/main", "main") or ref.startswith("refs/tags/v"))
+
+
+def runner_group_problems(api: Api) -> tuple[list[str], list[str]]:
+    """(problems, unverified) of the organization runner groups that hold a `gpu` runner (ORG_TOKEN)."""
+    repository = os.environ["REPOSITORY"]
+    org, name = repository.split("/")
+    if not os.environ.get("ORG_TOKEN"):
+        return [], [f"the GPU runner's organization runner group: {GROUP_SETTINGS} (no ORG_TOKEN: add a "
+                    "fine-grained token of the organization with 'Self-hosted runners: read' as the secret "
+                    "GPU_GUARD_ORG_TOKEN to check them)"]
+    try:
+        groups = (api.get(f"/orgs/{org}/actions/runner-groups?visible_to_repository={name}&per_page=100",
+                          "ORG_TOKEN", root=True) or {}).get("runner_groups")
+    except PermissionError as error:
+        return [f"GPU_GUARD_ORG_TOKEN cannot read the organization's runner groups ({error}): it needs "
+                "'Self-hosted runners: read' on the organization"], []
+    if groups is None:
+        return [], [f"the GPU runner's runner group: {org} is not an organization (no runner groups)"]
+    problems, found = [], 0
+    public = not (api.get("", "ADMIN_TOKEN") or {}).get("private", False)
+    for group in groups:
+        runners = (api.get(f"/orgs/{org}/actions/runner-groups/{group['id']}/runners?per_page=100", "ORG_TOKEN",
+                           root=True) or {}).get("runners", [])
+        if not any("gpu" in {label.get("name") for label in r.get("labels", [])} for r in runners):
+            continue
+        found += 1
+        where = f"runner group '{group.get('name')}' (holds a gpu runner)"
+        if group.get("visibility") != "selected":
+            problems.append(f"{where} is open to {group.get('visibility')!r} repositories of {org}: set "
+                            "Repository access to this repository only")
+        else:
+            repos = (api.get(f"/orgs/{org}/actions/runner-groups/{group['id']}/repositories?per_page=100",
+                             "ORG_TOKEN", root=True) or {}).get("repositories", [])
+            others = sorted(r.get("full_name", "?") for r in repos if r.get("full_name") != repository)
+            if others:
+                problems.append(f"{where} also serves {', '.join(others)}: limit it to {repository}")
+        if public and not group.get("allows_public_repositories"):
+            problems.append(f"{where} does not allow public repositories: GPU jobs of this public repository "
+                            "would wait until gpu-watchdog cancels the run; tick 'Allow public repositories'")
+        workflows = group.get("selected_workflows") or []
+        if not group.get("restricted_to_workflows") or not workflows:
+            problems.append(f"{where} runs any workflow file of the repository, a pull request's copy "
+                            "included: set Workflow access to Selected workflows (wheels.yml at "
+                            "refs/heads/main and refs/tags/v*)")
+        else:
+            wrong = [w for w in workflows if not allowed_workflow(w, repository)]
+            if wrong:
+                problems.append(f"{where} also runs {', '.join(wrong)}: only wheels.yml at refs/heads/main "
+                                "and refs/tags/v* may reach the GPU runner")
+    if not found:
+        problems.append(f"no runner labelled gpu in any runner group of {org} that this repository may use: "
+                        "the GPU jobs would wait until gpu-watchdog cancels the run")
+    return problems, []
 
 
 def gpu_runner_problems(api: Api) -> list[str]:
@@ -205,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     api = Api()
     problems = []
+    today = datetime.date.fromisoformat(os.environ["TODAY"]) if os.environ.get("TODAY") else \
+        datetime.datetime.now(datetime.timezone.utc).date()
     if args.check == "gpu-runner":
         try:
             problems += gpu_runner_problems(api)
@@ -212,10 +379,25 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(f"cannot read the repository's administration settings ({error}): add a "
                             "fine-grained token with 'Administration: read' on this repository as the secret "
                             "PREFLIGHT_TOKEN")
+        group_problems, unverified = runner_group_problems(api)
+        problems += group_problems
+        warnings = []
+        for variable, secret in (("ADMIN_TOKEN", "PREFLIGHT_TOKEN"), ("ORG_TOKEN", "GPU_GUARD_ORG_TOKEN")):
+            expired, expiring = token_expiry(api, variable, secret, today)
+            problems += expired
+            warnings += expiring
+        for warning in warnings:
+            print(f"::warning::{warning}")
+        for setting in unverified:
+            print(f"::warning::not verified: {setting}")
         for problem in problems:
             print(f"::error::{problem}")
         if not problems:
-            print("preflight: the GPU runner is out of reach of unreviewed workflow files")
+            checked = "the repository's runners and fork approval" + ("" if unverified else
+                                                                        ", and the GPU runner's runner group")
+            print(f"preflight: checked {checked}; " + ("nothing else could be checked (see the warnings)"
+                                                      if unverified else "the GPU runner is out of reach of "
+                                                      "unreviewed workflow files"))
         return 1 if problems else 0
     kind, ref = os.environ["KIND"], os.environ["REF"]
     environments = ["release", "pypi", "github-pages"] if kind == "release" else ["nightly", "github-pages"]
@@ -226,6 +408,12 @@ def main(argv: list[str] | None = None) -> int:
                 problems.append(problem)
         if kind == "release":
             problems += filter(None, [reviewers_problem(api, "pypi"), tag_ruleset_problem(api)])
+        problems += main_branch_problems(api, kind, os.environ.get("COMMIT", ""))
+        if kind == "nightly" and api.get("/releases/tags/nightly") is None:
+            problems.append("the rolling 'nightly' pre-release does not exist: create it once by hand (gh release "
+                            "create nightly --prerelease --title 'my_ops nightly' --target main); the workflow's "
+                            "token may be refused creating its tag (a tag ruleset restricting creations, or "
+                            "workflow files changed since the commit)")
         pages = api.get("/pages")
         if pages is None:
             problems.append("GitHub Pages is not enabled: in Settings > Pages, set Source to 'GitHub Actions'")
@@ -247,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
                         "token with 'Administration: read' on this repository as the secret PREFLIGHT_TOKEN")
     expired, expiring = expiry_report(os.environ.get("TODAY"))
     problems += expired
+    token_expired, token_expiring = token_expiry(api, "ADMIN_TOKEN", "PREFLIGHT_TOKEN", today)
+    problems += token_expired
+    expiring += token_expiring
     for warning in expiring:
         print(f"::warning::{warning}")
     for problem in problems:

@@ -9,7 +9,11 @@
 #                    for a v* tag, the nightly schedule, or a manual run on
 #                    main: forks and other branches run everything as a dry
 #                    run and publish nothing
-# Inputs (environment): EVENT, REF (e.g. refs/tags/v1.0.0), REPOSITORY (owner/name).
+#   preflight-ref    the ref the preflight checks the settings for: this
+#                    run's, or for a release dry run refs/tags/vVERSION
+# Inputs (environment): EVENT, REF (e.g. refs/tags/v1.0.0), REPOSITORY (owner/name),
+# DRY_RUN_KIND (release|nightly, a manual run's input: release makes it a
+# release's dry run, built and assembled as the tag would be, published never).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -24,7 +28,14 @@ case "$ref" in
             exit 1
         fi
         ;;
-    *) kind=nightly nightly_version=$(date -u +%Y%m%d%H%M) ;;
+    *)
+        if [ "$event" = workflow_dispatch ] && [ "${DRY_RUN_KIND:-nightly}" = release ]; then
+            # a manual dry run of a release: the version of VERSION, no nightly suffix, never published
+            kind=release nightly_version=''
+        else
+            kind=nightly nightly_version=$(date -u +%Y%m%d%H%M)
+        fi
+        ;;
 esac
 publish=false
 if [ "$repository" = "$canonical" ]; then
@@ -41,4 +52,5 @@ output=${GITHUB_OUTPUT:-/dev/stdout}
     echo "version=$(MY_OPS_NIGHTLY=$nightly_version python3 -c 'import sys; sys.path.insert(0, "build_support")
 import metadata_provider; print(metadata_provider.base_version())')"
     echo "publish=$publish"
+    if [ "$kind" = release ]; then echo "preflight-ref=refs/tags/v$version"; else echo "preflight-ref=$ref"; fi
 } >>"$output"

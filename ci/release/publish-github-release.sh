@@ -7,6 +7,11 @@
 #       release: a DRAFT release named TAG with every file of DIR.
 #       nightly: the rolling "nightly" pre-release gets this night's files
 #       (created at the first nightly, its tag on COMMIT).
+#       Before a nightly's upload, versions beyond the newest `nightly_keep`
+#       are deleted (as prune does), so failed nights never fill the release.
+#       A re-run after the release went public finishes it: files it already
+#       has are checked against DIR byte for byte (a difference stops the job,
+#       nothing is replaced), only the missing ones are uploaded.
 #   ci/release/publish-github-release.sh finalize release|nightly TAG
 #       release: the draft becomes public. nightly: the release notes name
 #       the newest nightly's commit. The `nightly` tag is never moved: a
@@ -16,23 +21,55 @@
 #       older than the newest `nightly_keep` (build_support/matrix.toml) are
 #       deleted, the ones ci/release/build-site.sh no longer indexes.
 #
-# Needs gh and GH_TOKEN (contents: write); the nightly's upload and finalize
+# Needs gh, python3, GH_TOKEN (contents: write) and GH_REPO; the nightly's upload and finalize
 # need COMMIT (the commit it was built from).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+# Upload DIR's files that release TAG lacks; stop if one it has differs (ci/release/published.py).
+upload_missing() {
+    local tag=$1 dir=$2 missing
+    missing=$(API_URL=${API_URL:-https://api.github.com} REPOSITORY=${REPOSITORY:-${GH_REPO:?GH_REPO}} \
+        python3 ci/release/published.py github --tag "$tag" --dir "$dir" "${@:3}")
+    if [ -z "$missing" ]; then
+        echo "release $tag already holds every file, byte for byte: nothing to upload"
+        return 0
+    fi
+    local files=()
+    while IFS= read -r name; do files+=("$dir/$name"); done <<<"$missing"
+    echo "release $tag: uploading the ${#files[@]} files it lacks"
+    gh release upload "$tag" "${files[@]}"
+}
+
+# Delete the nightly release's files of every version but the newest KEEP.
+prune_nightly() {
+    local keep=$1 assets versions old version
+    assets=$(gh release view nightly --json assets --jq '.assets[].name')
+    # versions as ci/release/build-site.sh counts them: from the wheels
+    versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\)[-+].*\.whl$/\1/p' | sort -u -V)
+    old=$(printf '%s\n' "$versions" | head -n "-$keep")
+    for version in $old; do
+        # every file of that version (wheels, their .metadata, the sdist, its checksums), each once
+        printf '%s\n' "$assets" | grep -E -e "^my_ops-${version//./\\.}[-+.]" -e "^SHA256SUMS-${version//./\\.}\$" |
+            sort -u | while read -r asset; do
+                echo "deleting $asset (older than the newest $keep nightlies)"
+                gh release delete-asset nightly "$asset" --yes
+            done
+    done
+}
 
 step=${1:?usage: $0 upload|finalize|prune release|nightly TAG [DIR]} kind=${2:?} tag=${3:?}
 [ "$kind" = nightly ] && tag=nightly
 case "$step:$kind" in
     upload:release)
         dir=${4:?DIR}
-        # A published release's assets are what users downloaded and verified:
-        # a re-run of the whole workflow (new builds, maybe newer builder
-        # images) must not replace them. Only a draft is (re)uploaded.
+        # A draft is not public yet: (re)upload everything. A published
+        # release's assets are what users downloaded and verified: a re-run
+        # finishes it (uploads what is missing) only when every asset it has
+        # is byte for byte this run's sealed file, and refuses otherwise.
         if [ "$(gh release view "$tag" --json isDraft --jq .isDraft 2>/dev/null)" = false ]; then
-            echo "$0: release $tag is already published; its files stay as they are (bump the version" \
-                "for new builds; to finish a partly failed run, re-run its failed jobs only)" >&2
-            exit 1
+            upload_missing "$tag" "$dir" --exact
+            exit 0
         fi
         if ! gh release view "$tag" >/dev/null 2>&1; then
             gh release create "$tag" --draft --verify-tag --title "my_ops $tag" \
@@ -47,7 +84,13 @@ case "$step:$kind" in
             gh release create nightly --prerelease --title "my_ops nightly" --target "$commit" \
                 --notes "Nightly builds (1.0.x.devYYYYMMDDHHMM); not for production."
         fi
-        gh release upload nightly --clobber "$dir"/*
+        # Room first: ~40 files a night against GitHub's 1000 assets a release.
+        # prune-nightly runs only after a verified nightly; nights whose verify
+        # failed would otherwise pile up until every upload is refused. The
+        # newest nightly_keep versions stay (the ones the live index lists).
+        prune_nightly "$(python3 build_support/matrix.py default nightly_keep)"
+        # the rolling release is public: a re-run adds only what is missing, never replaces
+        upload_missing nightly "$dir"
         ;;
     finalize:release)
         gh release edit "$tag" --draft=false --latest
@@ -59,19 +102,7 @@ The newest was built from $commit on $(date -u +%Y-%m-%d); each version's files 
 The nightly tag marks the first nightly only."
         ;;
     prune:nightly)
-        keep=$(python3 build_support/matrix.py default nightly_keep)
-        assets=$(gh release view nightly --json assets --jq '.assets[].name')
-        # versions as ci/release/build-site.sh counts them: from the wheels
-        versions=$(printf '%s\n' "$assets" | sed -n 's/^my_ops-\([^-+]*\)[-+].*\.whl$/\1/p' | sort -u -V)
-        old=$(printf '%s\n' "$versions" | head -n "-$keep")
-        for version in $old; do
-            # every file of that version (wheels, their .metadata, the sdist, its checksums), each once
-            printf '%s\n' "$assets" | grep -E -e "^my_ops-${version//./\\.}[-+.]" -e "^SHA256SUMS-${version//./\\.}\$" |
-                sort -u | while read -r asset; do
-                    echo "deleting $asset (older than the newest $keep nightlies)"
-                    gh release delete-asset nightly "$asset" --yes
-                done
-        done
+        prune_nightly "$(python3 build_support/matrix.py default nightly_keep)"
         ;;
     *) echo "usage: $0 upload|finalize|prune release|nightly TAG [DIR]" >&2; exit 2 ;;
 esac

@@ -5,7 +5,9 @@ Jobs for self-hosted runners wait up to a day when no runner is online, and
 a waiting run blocks the release and (through its concurrency group) the
 next one. This watches the run's GPU jobs: once one has been queued for more than
 GPU_QUEUE_MINUTES, it prints which, asks the API to cancel the run, and
-exits 1. It exits 0 when every GPU job has started, or when none will (the
+exits 1. A runner busy with another run's GPU job (a job of this repository
+in progress with the `gpu` label) is not missing: the wait then counts from
+the last time one was seen busy. It exits 0 when every GPU job has started, or when none will (the
 builds they need are done and no GPU job was created).
 
 Job names: a job of a workflow that another workflow calls is named
@@ -18,7 +20,8 @@ never waited for.
 Environment: API_URL, REPOSITORY (owner/name), RUN_ID, TOKEN (actions:
 write), JOB_PREFIX (default "gpu "), BUILD_PREFIX (default "build ,bundle"),
 WATCHDOG_JOB_NAME (default "gpu-watchdog"), GPU_QUEUE_MINUTES (default 45),
-POLL_SECONDS (default 60). Any API that answers like GitHub's REST API works
+POLL_SECONDS (default 60), RETRY_SECONDS (default 10: the first wait before
+a failed call is tried again; doubled each time, four tries). Any API that answers like GitHub's REST API works
 (tests/packaging/test_ci_scripts.py serves one on 127.0.0.1).
 """
 
@@ -28,28 +31,63 @@ import json
 import os
 import sys
 import time
+import urllib.error
 import urllib.request
 from datetime import datetime, timezone
 
 
-def api(method: str, path: str) -> dict:
+class Unanswered(Exception):
+    """The API did not answer after its retries: this poll knows nothing."""
+
+
+def repository_api(method: str, path: str) -> dict:
+    """One REST call, retried on what passes (5xx, 429, a rate-limit 403, a dropped connection): the
+    watchdog polls for hours, and a hiccup must not fail a run whose builds and tests passed."""
     request = urllib.request.Request(
-        f"{os.environ['API_URL'].rstrip('/')}/repos/{os.environ['REPOSITORY']}/actions/runs/"
-        f"{os.environ['RUN_ID']}{path}", method=method,
+        f"{os.environ['API_URL'].rstrip('/')}/repos/{os.environ['REPOSITORY']}{path}", method=method,
         headers={"Authorization": f"Bearer {os.environ['TOKEN']}", "Accept": "application/vnd.github+json"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        body = response.read()
-    return json.loads(body) if body else {}
+    delay = float(os.environ.get("RETRY_SECONDS", "10"))
+    for attempt in range(4):
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                body = response.read()
+            return json.loads(body) if body else {}
+        except urllib.error.HTTPError as error:
+            passing = error.code >= 500 or error.code == 429 or \
+                (error.code == 403 and (error.headers.get("Retry-After") or
+                                        error.headers.get("X-RateLimit-Remaining") == "0"))
+            if not passing:
+                raise
+            wait = float(error.headers.get("Retry-After") or delay * 2 ** attempt)
+            print(f"{method} {path}: HTTP {error.code}; again in {wait:.0f} s")
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            wait = delay * 2 ** attempt
+            print(f"{method} {path}: {error}; again in {wait:.0f} s")
+        time.sleep(wait)
+    raise Unanswered(f"{method} {path}")
 
 
-def jobs() -> list[dict]:
+def api(method: str, path: str) -> dict:
+    """This run's endpoints (/jobs, /cancel)."""
+    return repository_api(method, f"/actions/runs/{os.environ['RUN_ID']}{path}")
+
+
+def jobs(run_id: str | None = None) -> list[dict]:
     found, page = [], 1
     while True:
-        batch = api("GET", f"/jobs?per_page=100&page={page}").get("jobs", [])
+        path = f"/actions/runs/{run_id or os.environ['RUN_ID']}/jobs?per_page=100&page={page}"
+        batch = repository_api("GET", path).get("jobs", [])
         found += batch
         if len(batch) < 100:
             return found
         page += 1
+
+
+def gpu_busy_elsewhere() -> list[str]:
+    """The in-progress jobs of this repository's other runs that hold a `gpu` runner: it is busy, not absent."""
+    runs = repository_api("GET", "/actions/runs?status=in_progress&per_page=100").get("workflow_runs", [])
+    return [job["name"] for run in runs if str(run.get("id")) != os.environ["RUN_ID"] for job in jobs(str(run["id"]))
+            if job.get("status") == "in_progress" and "gpu" in job.get("labels", [])]
 
 
 def parse_time(text: str) -> datetime:
@@ -70,9 +108,15 @@ def main() -> int:
     poll = float(os.environ.get("POLL_SECONDS", "60"))
     me = os.environ.get("WATCHDOG_JOB_NAME", "gpu-watchdog")
     quiet_polls = 0  # polls in a row that saw every build done and no GPU job
+    busy_since = None  # the last poll that saw another run's job on a GPU runner
     while True:
         now = datetime.now(timezone.utc)
-        all_jobs = jobs()
+        try:
+            all_jobs = jobs()
+        except Unanswered as error:  # unknown is not stuck: the next poll decides
+            print(f"no answer from the API ({error}); polling again")
+            time.sleep(poll)
+            continue
         mine = [split_name(j["name"])[0] for j in all_jobs if split_name(j["name"])[1] == me]
         group = mine[0] if mine else ""
         ours = [{**j, "bare": split_name(j["name"])[1]} for j in all_jobs if split_name(j["name"])[0] == group]
@@ -80,14 +124,29 @@ def main() -> int:
         waiting = [j for j in gpu if j["status"] in ("queued", "waiting", "pending", "requested")]
         # Legs queued behind this run's own running GPU jobs are not stuck: a runner answered.
         started = [j for j in gpu if j["status"] in ("in_progress", "completed")]
-        stuck = [] if started else [j for j in waiting
-                                    if (now - parse_time(j["created_at"])).total_seconds() > limit]
+        # The wait counts from when the job was queued, or from when a GPU runner was last seen busy
+        # with another run's job (a push to main and a tag of the same commit share it), whichever is later.
+        try:
+            busy = gpu_busy_elsewhere() if waiting and not started else []
+        except Unanswered as error:
+            print(f"no answer from the API ({error}); polling again")
+            time.sleep(poll)
+            continue
+        if busy:
+            busy_since = now
+            print(f"GPU runner busy with another run: {', '.join(busy[:3])}; waiting")
+        waited = {j["name"]: now - max(parse_time(j["created_at"]), busy_since or parse_time(j["created_at"]))
+                  for j in waiting}
+        stuck = [] if started else [j for j in waiting if waited[j["name"]].total_seconds() > limit]
         if stuck:
             names = ", ".join(j["name"] for j in stuck)
             print(f"::error::no self-hosted GPU runner (labels self-hosted, linux, x64, gpu) picked up "
                   f"{names} within {limit / 60:.0f} minutes; cancelling this run so that it does not "
                   f"wait for a day. Bring a GPU runner online and re-run the failed jobs.")
-            api("POST", "/cancel")
+            try:
+                api("POST", "/cancel")
+            except Unanswered:
+                print("::warning::the cancel request got no answer; this job fails, which fails the run")
             return 1
         if started:
             print(f"a GPU runner answered: {', '.join(j['name'] for j in started)}")

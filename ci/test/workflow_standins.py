@@ -117,6 +117,11 @@ class StandIns:
             return 200, f"<html><body>\n{links}</body></html>".encode(), {"Content-Type": "text/html"}
         if path.startswith("/pip/"):
             return self.pip(path)
+        if path.startswith("/pypi/my-ops/") and path.endswith("/json"):
+            # PyPI's JSON API (ci/release/published.py): state["pypi_files"], file name -> sha256
+            files = state.get("pypi_files") or {}
+            body = {"urls": [{"filename": n, "digests": {"sha256": h}} for n, h in files.items()]}
+            return (200, json.dumps(body).encode(), {"Content-Type": "application/json"}) if files else (404, b"", {})
         if path.startswith("/files/torch-") and path.endswith(".whl.metadata"):
             # PEP 658 metadata of PyPI's torch: the CUDA requirement of its matrix.toml pypi_cuda
             # (state["torch_metadata"]: version -> METADATA text, to make it disagree)
@@ -167,7 +172,16 @@ class StandIns:
             return 200, json.dumps(data).encode(), {"Content-Type": "application/json"}
 
         if rest == "":
-            return ok({"private": False})
+            return ok({"private": False, "default_branch": "main"})
+        if rest.startswith("compare/main..."):  # the tag's commit is main's (ci/plan/preflight.py)
+            return ok({"status": "identical", "ahead_by": 0, "behind_by": 0})
+        if rest == "rules/branches/main":  # main takes pull requests only
+            return ok([{"type": "pull_request", "ruleset_id": 2,
+                        "parameters": {"required_approving_review_count": 1}}])
+        if rest == "releases/tags/nightly":  # made by hand once (docs/releasing.md)
+            return ok({"tag_name": "nightly", "draft": False, "prerelease": True, "assets": []})
+        if rest == "actions/runs":  # the repository's runs in progress (gpu-watchdog): none besides this one
+            return ok({"total_count": 0, "workflow_runs": []})
         if rest.startswith("actions/runs/") and rest.endswith("/jobs"):
             if "page=1" not in raw:
                 return ok({"jobs": []})

@@ -651,6 +651,7 @@ def main() -> int:
            "HOST_TORCH_VERSION": host_torch_version(), "PIP_INDEX_URL": f"{servers.url}/pip/simple",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
            "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
+           "PYPI_JSON_URL": f"{servers.url}/pypi",
            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
            "INDEX_URL": f"{servers.url}/site", "RELEASES_URL": f"{servers.url}/my-ops/my_ops/releases/download",
            "WAIT_SECONDS": "0", "POLL_SECONDS": "1", "IN_CONTAINER_ALLOW_HOST": "1"}

@@ -74,3 +74,72 @@ def test_anything_but_the_sealed_files_stops_the_upload(tmp_path, change, messag
         sdist = ""
     result = _run(folder, manifest, sdist=sdist)
     assert result.returncode == 1 and message in result.stdout, result.stdout
+
+
+# ------------------------------------------------- the GitHub Release's folder (--assets)
+def _wheel(path: Path, metadata: bytes) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("my_ops/__init__.py", os.urandom(32).hex())
+        archive.writestr("my_ops-1.0.0.dist-info/METADATA", metadata)
+
+
+def _assets(tmp_path: Path) -> tuple[Path, dict, str]:
+    """release/dist as assemble-release.sh writes it: wheels, PEP 658 files, the sdist, SHA256SUMS."""
+    folder = tmp_path / "dist"
+    folder.mkdir()
+    for name in (WHEEL, LABELLED):
+        _wheel(folder / name, f"Metadata-Version: 2.4\nName: my_ops\nVersion: 1.0.0\nX: {name}\n".encode())
+    (folder / (LABELLED + ".metadata")).write_bytes(
+        f"Metadata-Version: 2.4\nName: my_ops\nVersion: 1.0.0\nX: {LABELLED}\n".encode())
+    (folder / SDIST).write_bytes(os.urandom(64))
+    digest = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+    (folder / "SHA256SUMS").write_text("".join(f"{h}  {n}\n" for n, h in sorted(digest.items())))
+    manifest = {n: digest[n] for n in (WHEEL, LABELLED)}
+    return folder, manifest, digest[SDIST]
+
+
+def test_assets_that_match_the_seal_pass(tmp_path):
+    folder, manifest, sdist = _assets(tmp_path)
+    result = _run(folder, manifest, "--assets", sdist=sdist)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize("change,message", [
+    ("labelled-bytes", "bytes differ from the sealed sha256"),
+    ("label-free-missing", "sealed wheel missing"),
+    ("stranger", "not sealed by this run's bundle job"),
+    ("sdist-bytes", "bytes differ from the assemble job's sha256"),
+    ("metadata", "differs from the METADATA inside"),
+    ("metadata-alone", "no wheel of that name beside it"),
+    ("sums", "SHA256SUMS: does not list exactly the files' sha256"),
+    ("two-sums", "expected one checksum file"),
+    ("other-file", "not a release asset"),
+])
+def test_anything_the_seal_does_not_name_stops_the_release(tmp_path, change, message):
+    folder, manifest, sdist = _assets(tmp_path)
+    if change == "labelled-bytes":  # tampered after the seal, SHA256SUMS rewritten to match
+        _wheel(folder / LABELLED, b"Metadata-Version: 2.4\nName: my_ops\n")
+        digest = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())
+                  if p.name.startswith("my_ops-")}
+        (folder / "SHA256SUMS").write_text("".join(f"{h}  {n}\n" for n, h in sorted(digest.items())))
+    elif change == "label-free-missing":
+        (folder / WHEEL).unlink()
+    elif change == "stranger":
+        (folder / WHEEL.replace("x86_64", "aarch64")).write_bytes(b"x")
+    elif change == "sdist-bytes":
+        (folder / SDIST).write_bytes(b"tampered")
+    elif change == "metadata":
+        (folder / (LABELLED + ".metadata")).write_bytes(b"Metadata-Version: 2.4\nName: evil\n")
+    elif change == "metadata-alone":
+        (folder / (WHEEL.replace("x86_64", "aarch64") + ".metadata")).write_bytes(b"x")
+    elif change == "sums":
+        text = (folder / "SHA256SUMS").read_text()
+        (folder / "SHA256SUMS").write_text(text.replace(manifest[WHEEL], "0" * 64))
+    elif change == "two-sums":
+        (folder / "SHA256SUMS-1.0.0").write_text("")
+    elif change == "other-file":
+        (folder / "install.sh").write_text("curl | sh")
+    result = _run(folder, manifest, "--assets", sdist=sdist)
+    assert result.returncode == 1 and message in result.stdout, result.stdout

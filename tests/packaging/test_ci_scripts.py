@@ -21,15 +21,26 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a 
 
 
 class FakeRunApi:
-    """GET .../actions/runs/1/jobs and POST .../actions/runs/1/cancel."""
+    """GET .../actions/runs/1/jobs and POST .../actions/runs/1/cancel; `others`: jobs of run 2, in progress."""
 
-    def __init__(self, jobs: list[dict]):
-        self.jobs, self.cancelled = jobs, False
+    def __init__(self, jobs: list[dict], others: list[dict] | None = None, failures: int = 0):
+        """`failures`: the first GETs answered 502 (a transient error of GitHub's API)."""
+        self.jobs, self.others, self.cancelled, self.failures = jobs, others, False, failures
         api = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
-                body = json.dumps({"jobs": api.jobs if "page=1" in self.path else []}).encode()
+                if api.failures > 0:
+                    api.failures -= 1
+                    self.send_response(502)
+                    self.end_headers()
+                    return
+                if "/actions/runs?status=in_progress" in self.path:
+                    runs = [{"id": 1}] + ([{"id": 2}] if api.others is not None else [])
+                    body = json.dumps({"total_count": len(runs), "workflow_runs": runs}).encode()
+                else:
+                    jobs = api.others if "/actions/runs/2/" in self.path else api.jobs
+                    body = json.dumps({"jobs": jobs if "page=1" in self.path else []}).encode()
                 self.send_response(200)
                 self.end_headers()
                 self.wfile.write(body)
@@ -48,7 +59,7 @@ class FakeRunApi:
 
     def run_watchdog(self, minutes: str) -> subprocess.CompletedProcess:
         env = {**os.environ, "API_URL": self.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
-               "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05"}
+               "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05", "RETRY_SECONDS": "0.01"}
         try:
             return subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env,
                                   capture_output=True, text=True, timeout=60)
@@ -85,6 +96,39 @@ def test_watchdog_passes_once_every_gpu_job_has_a_runner(caller):
     result = api.run_watchdog("45")
     assert result.returncode == 0 and not api.cancelled
     assert "a GPU runner answered" in result.stdout
+
+
+def test_watchdog_waits_while_the_gpu_runner_is_busy_with_another_run():
+    """A push to main and the tag of its commit share the runner: queued behind main's GPU legs is not stuck."""
+    busy = {**_job("gpu 2.11-cu130 cu130", "in_progress", 20), "labels": ["self-hosted", "linux", "x64", "gpu"]}
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
+                      _job("wheels / gpu-watchdog", "in_progress", 70)], others=[busy])
+    env = {**os.environ, "API_URL": api.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
+           "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True,
+                           timeout=2)
+    finally:
+        api.server.shutdown()
+    assert not api.cancelled
+
+
+def test_watchdog_another_runs_cpu_job_does_not_count_as_a_busy_gpu_runner():
+    cpu = {**_job("test 2.11-cu130 linux py3.10", "in_progress", 20), "labels": ["ubuntu-24.04"]}
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
+                      _job("wheels / gpu-watchdog", "in_progress", 70)], others=[cpu])
+    result = api.run_watchdog("45")
+    assert result.returncode == 1 and api.cancelled, result.stdout
+
+
+@pytest.mark.parametrize("failures", [3, 6])  # within one call's retries; past them (a poll that knows nothing)
+def test_watchdog_outlasts_transient_api_errors(failures):
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "in_progress", 50),
+                      _job("wheels / gpu-watchdog", "in_progress", 55)], failures=failures)
+    result = api.run_watchdog("45")
+    assert result.returncode == 0 and "a GPU runner answered" in result.stdout, result.stdout + result.stderr
+    assert "HTTP 502; again in" in result.stdout
 
 
 def test_watchdog_legs_queued_behind_this_runs_own_gpu_jobs_are_not_stuck():
@@ -142,16 +186,25 @@ def test_watchdog_waits_while_builds_run():
     ("workflow_dispatch", "refs/heads/main", "my-ops/my_ops", "nightly", "true"),
     ("workflow_dispatch", "refs/heads/experiment", "my-ops/my_ops", "nightly", "false"),
     ("schedule", "refs/heads/main", "someone/my_ops", "nightly", "false"),
+    # a manual release dry run (input kind=release): the tag's version, never published, even from main
+    ("workflow_dispatch release", "refs/heads/experiment", "my-ops/my_ops", "release", "false"),
+    ("workflow_dispatch release", "refs/heads/main", "my-ops/my_ops", "release", "false"),
+    ("schedule release", "refs/heads/main", "my-ops/my_ops", "nightly", "true"),  # only a manual run asks
 ])
 def test_release_plan(event, ref, repository, kind, publish):
     version = (ROOT / "VERSION").read_text().strip()
+    event, _, dry_run_kind = event.partition(" ")
     result = subprocess.run(["bash", str(ROOT / "ci/plan/release-plan.sh")], capture_output=True, text=True,
                             env={**os.environ, "EVENT": event, "REF": ref.format(version=version),
-                                 "REPOSITORY": repository, "GITHUB_OUTPUT": "/dev/stdout"})
+                                 "REPOSITORY": repository, "GITHUB_OUTPUT": "/dev/stdout",
+                                 "DRY_RUN_KIND": dry_run_kind})
     assert result.returncode == 0, result.stderr
     plan = dict(line.split("=", 1) for line in result.stdout.splitlines())
     assert plan["kind"] == kind and plan["publish"] == publish
     assert (len(plan["nightly-version"]) == 12) == (kind == "nightly")
+    assert plan["version"] == version if kind == "release" else plan["version"].endswith(plan["nightly-version"])
+    # the preflight checks the settings the tag will meet
+    assert plan["preflight-ref"] == (f"refs/tags/v{version}" if kind == "release" else ref)
 
 
 def test_release_plan_refuses_a_tag_that_is_not_the_version():
@@ -375,11 +428,33 @@ def test_prune_keeps_the_newest_nightlies_whole(tmp_path):
     assert len(deleted) == len(set(deleted)) == 5 * len(old)
 
 
-def test_a_published_release_is_never_uploaded_again(tmp_path):
+def test_a_published_release_is_never_uploaded_again(tmp_path, monkeypatch):
+    """A published asset with other bytes stops the job, nothing is uploaded (the finish mode's other cases:
+    tests/packaging/test_release_rerun.py)."""
     (tmp_path / "dist").mkdir()
     (tmp_path / "dist" / "my_ops-1.0.0.tar.gz").write_text("")
-    result, calls = _publish(tmp_path, "upload", "release", "v1.0.0", str(tmp_path / "dist"), is_draft="false")
-    assert result.returncode == 1 and "already published" in result.stderr
+    release = {"tag_name": "v1.0.0", "draft": False,
+               "assets": [{"name": "my_ops-1.0.0.tar.gz", "url": "x", "digest": "sha256:" + "1" * 64}]}
+
+    class Release(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(json.dumps(release).encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Release)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("API_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv("GH_REPO", "my-ops/my_ops")
+    monkeypatch.setenv("GH_TOKEN", "t")
+    try:
+        result, calls = _publish(tmp_path, "upload", "release", "v1.0.0", str(tmp_path / "dist"), is_draft="false")
+    finally:
+        server.shutdown()
+    assert result.returncode == 1 and "published with other bytes" in result.stderr
     assert not any(c.startswith("release upload") for c in calls)
     result, calls = _publish(tmp_path, "upload", "release", "v1.0.0", str(tmp_path / "dist"), is_draft="true")
     assert result.returncode == 0, result.stderr

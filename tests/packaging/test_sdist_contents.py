@@ -88,10 +88,11 @@ def _tar(path: Path, top: str, files: dict[str, bytes]) -> Path:
     ("extra", "built/wheel-cu130-linux/x.whl: in the sdist but not a tracked file"),
     ("missing", "tracked but missing from the sdist"),
     ("outside", "outside the top folder"),
+    ("changed", "its bytes differ from the commit's"),
 ])
 def test_check_sdist_refuses_anything_but_the_tracked_files(tmp_path, change, message):
     tracked = _tracked(ROOT)
-    files = {name: b"" for name in tracked} | {"PKG-INFO": b""}
+    files = {name: (ROOT / name).read_bytes() for name in tracked if (ROOT / name).is_file()} | {"PKG-INFO": b""}
     top = "my_ops-1.0.0"
     good = _tar(tmp_path / f"{top}.tar.gz", top, files)
     check = [sys.executable, str(ROOT / "ci/release/check-sdist.py"), "--repo", str(ROOT)]
@@ -101,6 +102,8 @@ def test_check_sdist_refuses_anything_but_the_tracked_files(tmp_path, change, me
         files["built/wheel-cu130-linux/x.whl"] = b"PK"
     elif change == "missing":
         del files[tracked[0]]
+    elif change == "changed":  # a tool of the job that built the sdist edits a member afterwards
+        files["ci/release/check-upload.py"] += b"\nimport os; os.system('curl evil')\n"
     (tmp_path / "bad").mkdir()
     bad = _tar(tmp_path / "bad" / f"{top}.tar.gz", "my_ops-0.9.0" if change == "outside" else top, files)
     result = subprocess.run([*check, str(bad)], capture_output=True, text=True)

@@ -92,7 +92,7 @@ EVENTS = {
 def _context(event: dict, jobs: dict) -> dict:
     context = {"github.repository": REPOSITORY, "github.actor": "maintainer",
                "github.event.pull_request.head.repo.full_name": REPOSITORY, **event,
-               "needs.matrix.result": "success", "needs.matrix.outputs.test-gpu": '{"include":[{"name":"x"}]}',
+               "needs.matrix.result": "success", "needs.matrix.outputs.gpu-tests": "1",
                "needs.build-linux.result": "success", "needs.bundle.result": "success"}
     guard = jobs.get("gpu-guard")
     ran = guard is not None and evaluate(guard.get("if", "true"), context)
@@ -146,7 +146,10 @@ def test_gpu_guard_checks_the_runner_settings_on_every_gpu_event():
     # a release runs wheels.yml through workflow_call: the secret must be passed on, by name
     assert "PREFLIGHT_TOKEN" in wheels["on"]["workflow_call"]["secrets"]
     release = _load("release.yml")
-    assert release["jobs"]["wheels"]["secrets"] == {"PREFLIGHT_TOKEN": "${{ secrets.PREFLIGHT_TOKEN }}"}
+    assert release["jobs"]["wheels"]["secrets"] == {"PREFLIGHT_TOKEN": "${{ secrets.PREFLIGHT_TOKEN }}",
+                                                    "GPU_GUARD_ORG_TOKEN": "${{ secrets.GPU_GUARD_ORG_TOKEN }}"}
+    assert steps[0]["env"]["ORG_TOKEN"] == "${{ secrets.GPU_GUARD_ORG_TOKEN }}"
+    assert "GPU_GUARD_ORG_TOKEN" in wheels["on"]["workflow_call"]["secrets"]
 
 
 def test_pypi_job_waits_for_a_person_and_checks_the_sealed_files():
@@ -164,3 +167,66 @@ def test_pypi_job_waits_for_a_person_and_checks_the_sealed_files():
     assert check["env"]["MANIFEST"] == "${{ needs.wheels.outputs.manifest }}"
     assert "needs.assemble.outputs." in check["env"]["SDIST_SHA256"]
     assert {"wheels", "assemble", "verify"} <= set(pypi["needs"])
+
+
+def test_gpu_watchdog_starts_with_the_gpu_jobs():
+    """Not during the builds (up to two hours of a hosted runner and of its own timeout): it needs what the
+    GPU jobs need, and runs exactly when they do, a failed bundle included."""
+    jobs = _load("wheels.yml")["jobs"]
+    watchdog, gpu = jobs["gpu-watchdog"], jobs["test-gpu"]
+    assert set(gpu["needs"]) <= set(watchdog["needs"]), "the watchdog must wait for what the GPU jobs wait for"
+    for event, (values, allowed) in EVENTS.items():
+        for bundle in ("success", "failure", "skipped"):
+            context = {**_context(values, jobs), "needs.bundle.result": bundle}
+            assert evaluate(watchdog["if"], context) == evaluate(gpu["if"], context), (event, bundle)
+
+
+def test_gpu_guard_counts_the_gpu_jobs_rather_than_compare_json_text():
+    """gha-matrix.sh counts the entries (json.load); an `if:` comparing the matrix's JSON text would
+    break on a space."""
+    guard = _load("wheels.yml")["jobs"]["gpu-guard"]
+    assert "{" not in guard["if"].replace("${{", "").replace("}}", "")
+    values, _ = EVENTS["push to main"]
+    for count, runs in (("0", False), ("3", True)):
+        context = {**_context(values, {}), "needs.matrix.outputs.gpu-tests": count}
+        assert evaluate(guard["if"], context) == runs
+
+
+@pytest.mark.parametrize("job,first_public", [("github-release", "actions/attest-build-provenance@"),
+                                              ("pages", "ci/release/build-site.sh")])
+def test_every_publishing_job_checks_the_seal_before_anything_goes_out(job, first_public):
+    """The GitHub Release attests and uploads release/dist, the pages hash it: both check the folder against
+    the bundle job's manifest and the assemble job's sdist sha256 first (ci/release/check-upload.py --assets)."""
+    steps = _load("release.yml")["jobs"][job]["steps"]
+    out = next(i for i, s in enumerate(steps) if first_public in s.get("uses", "") + s.get("run", ""))
+    checks = [i for i, s in enumerate(steps) if "ci/release/check-upload.py --assets --dir release/dist"
+              in s.get("run", "")]
+    assert checks and checks[0] < out, f"{job}: the seal check must come before {first_public}"
+    env = steps[checks[0]]["env"]
+    assert env == {"MANIFEST": "${{ needs.wheels.outputs.manifest }}",
+                   "SDIST_SHA256": "${{ needs.assemble.outputs.sdist-sha256 }}"}
+    assert {"wheels", "assemble"} <= set(_load("release.yml")["jobs"][job]["needs"])
+
+
+def test_pypi_sends_only_what_it_lacks_and_never_skips_a_different_file():
+    """A re-run after a partial upload: ci/release/published.py sets aside what PyPI has with the sealed
+    bytes, stops on a file it has with other bytes; skip-existing (which would skip that too) stays off."""
+    steps = _load("release.yml")["jobs"]["pypi"]["steps"]
+    upload = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@"))
+    pending = next(i for i, s in enumerate(steps) if "ci/release/published.py pypi" in s.get("run", ""))
+    assert pending < upload and steps[pending]["id"] == "pending"
+    assert steps[upload]["if"] == "steps.pending.outputs.pending == 'true'"
+    assert not steps[upload]["with"].get("skip-existing", False)
+
+
+def test_a_dry_run_reports_the_preflight_and_goes_on():
+    """The preflight runs for every run; only a publishing run stops on it (a dry run's findings are
+    annotations), and it checks the settings for the ref the tag will have."""
+    release = _load("release.yml")
+    preflight = release["jobs"]["preflight"]
+    assert "if" not in preflight, "a dry run must run the preflight too"
+    (step,) = [s for s in preflight["steps"] if "ci/plan/preflight.py" in s.get("run", "")]
+    assert step["continue-on-error"] == "${{ needs.plan.outputs.publish != 'true' }}"
+    assert step["env"]["REF"] == "${{ needs.plan.outputs.preflight-ref }}"
+    assert release["on"]["workflow_dispatch"]["inputs"]["kind"]["options"] == ["nightly", "release"]
+    assert release["jobs"]["plan"]["steps"][-1]["env"]["DRY_RUN_KIND"] == "${{ inputs.kind }}"

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""What of a release folder is already published, and whether it is byte for byte the same.
+
+    ci/release/published.py github --tag TAG --dir release/dist [--exact]
+        prints the names of DIR's files the GitHub Release TAG does not have
+        yet, one a line (all of them when the release is not published);
+        exits 1 when a published asset of the same name has other bytes, and
+        with --exact also when the release has an asset DIR does not.
+    ci/release/published.py pypi --version VERSION --dir release/pypi --set-aside DIR
+        moves DIR's files that PyPI already has, with the same sha256, to
+        --set-aside, and writes `pending=true|false` (files left to upload) to
+        $GITHUB_OUTPUT; exits 1 when PyPI has a file of the same name with
+        other bytes.
+
+Why: a re-run after part of a version went public (the GitHub Release out,
+PyPI failed) must finish it, not stop at the first step that finds its work
+done, and must never replace or add to what users already downloaded with
+other bytes. The folder was checked against the run's seal just before
+(ci/release/check-upload.py), so "the same bytes as published" means "the
+sealed bytes". A name published with other bytes is refused loudly: those
+files are a different build, and only a new version can carry new bytes.
+
+Digests: GitHub reports a `sha256:...` digest for every release asset
+(since June 2025); an asset without one is downloaded and hashed. PyPI's
+JSON API lists each file's sha256.
+Environment: API_URL, REPOSITORY (owner/name), GH_TOKEN (github); PYPI_JSON_URL
+(default https://pypi.org/pypi) (pypi). Any server that answers as those APIs
+do works (tests/packaging/test_release_rerun.py serves recorded answers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch(url: str, headers: dict[str, str]) -> bytes | None:
+    """The body, or None for 404."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=300) as response:
+            return response.read()
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return None
+        raise
+
+
+def github_digests(tag: str) -> dict[str, str] | None:
+    """Asset name -> sha256 of the published release TAG; None when it is not published (or a draft)."""
+    base = f"{os.environ['API_URL'].rstrip('/')}/repos/{os.environ['REPOSITORY']}"
+    headers = {"Authorization": f"Bearer {os.environ['GH_TOKEN']}", "Accept": "application/vnd.github+json",
+               "X-GitHub-Api-Version": "2022-11-28"}
+    body = fetch(f"{base}/releases/tags/{tag}", headers)
+    release = json.loads(body) if body else None
+    if not release or release.get("draft"):
+        return None
+    digests = {}
+    for asset in release.get("assets", []):
+        digest = asset.get("digest") or ""
+        if digest.startswith("sha256:"):
+            digests[asset["name"]] = digest.removeprefix("sha256:")
+        else:  # an asset uploaded before GitHub computed digests: hash its bytes
+            data = fetch(asset["url"], {**headers, "Accept": "application/octet-stream"}) or b""
+            digests[asset["name"]] = hashlib.sha256(data).hexdigest()
+    return digests
+
+
+def pypi_digests(version: str) -> dict[str, str]:
+    """File name -> sha256 of what PyPI has for my_ops VERSION (empty when nothing)."""
+    base = os.environ.get("PYPI_JSON_URL", "https://pypi.org/pypi").rstrip("/")
+    body = fetch(f"{base}/my-ops/{version}/json", {"Accept": "application/json"})
+    return {f["filename"]: f["digests"]["sha256"] for f in json.loads(body)["urls"]} if body else {}
+
+
+def compare(folder: Path, published: dict[str, str]) -> tuple[list[Path], list[Path], list[str]]:
+    """(already published with the same bytes, not yet published, problems)."""
+    same, missing, problems = [], [], []
+    for path in sorted(p for p in folder.iterdir() if p.is_file()):
+        if path.name not in published:
+            missing.append(path)
+        elif published[path.name] == sha256(path):
+            same.append(path)
+        else:
+            problems.append(f"{path.name}: published with other bytes (sha256 {published[path.name]}, sealed "
+                            f"{sha256(path)}); published files are never replaced: this run cannot finish "
+                            "this version (a new version carries new builds)")
+    return same, missing, problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="where", required=True)
+    github = sub.add_parser("github")
+    github.add_argument("--tag", required=True)
+    github.add_argument("--dir", type=Path, required=True)
+    github.add_argument("--exact", action="store_true", help="the release holds this folder's files only")
+    pypi = sub.add_parser("pypi")
+    pypi.add_argument("--version", required=True)
+    pypi.add_argument("--dir", type=Path, required=True)
+    pypi.add_argument("--set-aside", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.where == "github":
+        published = github_digests(args.tag)
+        if published is None:
+            print(f"published: release {args.tag} is not published yet", file=sys.stderr)
+            published = {}
+        same, missing, problems = compare(args.dir, published)
+        if args.exact:
+            local = {p.name for p in args.dir.iterdir()}
+            problems += [f"{name}: published in release {args.tag} but not part of this run's sealed files"
+                         for name in sorted(set(published) - local)]
+    else:
+        same, missing, problems = compare(args.dir, pypi_digests(args.version))
+    for problem in problems:  # on stderr: stdout is the list of names publish-github-release.sh reads
+        print(f"::error::{problem}", file=sys.stderr)
+    if problems:
+        return 1
+    where = f"release {args.tag}" if args.where == "github" else f"PyPI (my_ops {args.version})"
+    print(f"published: {len(same)} files already on {where} with the sealed bytes, {len(missing)} to publish",
+          file=sys.stderr)
+    if args.where == "github":
+        for path in missing:
+            print(path.name)
+        return 0
+    args.set_aside.mkdir(parents=True, exist_ok=True)
+    for path in same:
+        print(f"  already on PyPI, identical: {path.name}", file=sys.stderr)
+        shutil.move(str(path), args.set_aside / path.name)
+    with open(os.environ.get("GITHUB_OUTPUT", "/dev/stdout"), "a") as output:
+        output.write(f"pending={'true' if missing else 'false'}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,300 @@
+"""Finishing a version that is partly public: a re-run compares what GitHub and PyPI already have with the
+sealed files (ci/release/published.py), refuses any difference, and publishes only what is missing
+(ci/release/publish-github-release.sh, the PyPI job). Recorded API answers, served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step")
+FILES = ["my_ops-1.0.0+cu130-cp39-abi3-manylinux_2_28_x86_64.whl", "my_ops-1.0.0-cp39-abi3-manylinux_2_28_x86_64.whl",
+         "my_ops-1.0.0.tar.gz", "SHA256SUMS"]
+
+
+class Recorded:
+    """GitHub's `GET /repos/my-ops/my_ops/releases/tags/TAG` (and asset downloads) and PyPI's JSON API."""
+
+    def __init__(self, release: dict | None = None, pypi: dict | None = None, assets: dict | None = None):
+        self.release, self.pypi, self.assets, self.asked = release, pypi, assets or {}, []
+        recorded = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                recorded.asked.append(self.path)
+                body, kind = None, "application/json"
+                if self.path.startswith("/repos/my-ops/my_ops/releases/tags/") and recorded.release:
+                    body = json.dumps(recorded.release).encode()
+                elif self.path.startswith("/assets/") and self.path[8:] in recorded.assets:
+                    body, kind = recorded.assets[self.path[8:]], "application/octet-stream"
+                elif self.path == "/pypi/my-ops/1.0.0/json" and recorded.pypi:
+                    body = json.dumps(recorded.pypi).encode()
+                self.send_response(200 if body is not None else 404)
+                self.send_header("Content-Type", kind)
+                self.end_headers()
+                self.wfile.write(body if body is not None else b'{"message": "Not Found"}')
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.env = {**os.environ, "API_URL": self.url, "REPOSITORY": "my-ops/my_ops", "GH_TOKEN": "t",
+                    "PYPI_JSON_URL": f"{self.url}/pypi"}
+
+    def run(self, *args: str, output: Path | None = None) -> subprocess.CompletedProcess:
+        env = {**self.env, **({"GITHUB_OUTPUT": str(output)} if output else {})}
+        return subprocess.run([sys.executable, str(ROOT / "ci/release/published.py"), *args], env=env,
+                              capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def dist(tmp_path) -> Path:
+    folder = tmp_path / "dist"
+    folder.mkdir()
+    for name in FILES:
+        (folder / name).write_bytes(os.urandom(256))
+    return folder
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _release(dist: Path, names: list[str], draft: bool = False, digests: bool = True) -> dict:
+    return {"tag_name": "v1.0.0", "draft": draft, "assets": [
+        {"name": n, "url": f"ASSET/{n}", "digest": f"sha256:{_sha(dist / n)}" if digests else None}
+        for n in names]}
+
+
+def _served(recorded: Recorded, release: dict) -> dict:
+    for asset in release["assets"]:
+        asset["url"] = asset["url"].replace("ASSET", f"{recorded.url}/assets")
+    recorded.release = release
+    return release
+
+
+def test_nothing_published_means_everything_is_missing(dist):
+    result = Recorded().run("github", "--tag", "v1.0.0", "--dir", str(dist), "--exact")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(result.stdout.split()) == sorted(FILES)
+
+
+def test_a_draft_counts_as_not_published(dist):
+    recorded = Recorded()
+    _served(recorded, _release(dist, FILES, draft=True))
+    result = recorded.run("github", "--tag", "v1.0.0", "--dir", str(dist), "--exact")
+    assert result.returncode == 0 and sorted(result.stdout.split()) == sorted(FILES)
+
+
+@pytest.mark.parametrize("digests", [True, False])  # without GitHub's digest: downloaded and hashed
+def test_published_identical_assets_are_skipped_and_only_the_missing_listed(dist, digests):
+    recorded = Recorded(assets={n: (dist / n).read_bytes() for n in FILES})
+    _served(recorded, _release(dist, FILES[:2], digests=digests))
+    result = recorded.run("github", "--tag", "v1.0.0", "--dir", str(dist), "--exact")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(result.stdout.split()) == sorted(FILES[2:])
+    assert any(p.startswith("/assets/") for p in recorded.asked) == (not digests)
+
+
+def test_a_published_asset_with_other_bytes_is_refused_loudly(dist):
+    recorded = Recorded()
+    release = _served(recorded, _release(dist, FILES))
+    release["assets"][0]["digest"] = "sha256:" + "0" * 64
+    result = recorded.run("github", "--tag", "v1.0.0", "--dir", str(dist), "--exact")
+    assert result.returncode == 1
+    assert f"::error::{FILES[0]}: published with other bytes" in result.stderr
+
+
+def test_a_release_asset_the_seal_does_not_name_is_refused(dist):
+    recorded = Recorded()
+    release = _served(recorded, _release(dist, FILES))
+    release["assets"].append({"name": "extra.whl", "url": "x", "digest": "sha256:" + "1" * 64})
+    assert recorded.run("github", "--tag", "v1.0.0", "--dir", str(dist), "--exact").returncode == 1
+    # the rolling nightly release holds other versions: not --exact
+    assert recorded.run("github", "--tag", "nightly", "--dir", str(dist)).returncode == 0
+
+
+def _pypi(dist: Path, names: list[str]) -> dict:
+    return {"info": {"name": "my-ops", "version": "1.0.0"},
+            "urls": [{"filename": n, "digests": {"sha256": _sha(dist / n), "md5": "x"}} for n in names]}
+
+
+def test_pypi_files_already_uploaded_are_set_aside(dist, tmp_path):
+    pypi_dir = tmp_path / "pypi"
+    pypi_dir.mkdir()
+    for name in FILES[1:3]:  # the label-free wheel and the sdist
+        (pypi_dir / name).write_bytes((dist / name).read_bytes())
+    output = tmp_path / "output"
+    result = Recorded(pypi=_pypi(dist, FILES[1:2])).run(
+        "pypi", "--version", "1.0.0", "--dir", str(pypi_dir), "--set-aside", str(tmp_path / "aside"), output=output)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [p.name for p in pypi_dir.iterdir()] == [FILES[2]]
+    assert [p.name for p in (tmp_path / "aside").iterdir()] == [FILES[1]]
+    assert output.read_text() == "pending=true\n"
+
+
+def test_pypi_with_everything_uploaded_has_nothing_pending(dist, tmp_path):
+    output = tmp_path / "output"
+    pypi_dir = tmp_path / "pypi"
+    pypi_dir.mkdir()
+    (pypi_dir / FILES[2]).write_bytes((dist / FILES[2]).read_bytes())
+    result = Recorded(pypi=_pypi(dist, FILES[2:3])).run(
+        "pypi", "--version", "1.0.0", "--dir", str(pypi_dir), "--set-aside", str(tmp_path / "aside"), output=output)
+    assert result.returncode == 0 and output.read_text() == "pending=false\n"
+
+
+def test_pypi_file_with_other_bytes_stops_the_upload(dist, tmp_path):
+    pypi_dir = tmp_path / "pypi"
+    pypi_dir.mkdir()
+    (pypi_dir / FILES[1]).write_bytes(b"rebuilt")
+    output = tmp_path / "output"
+    result = Recorded(pypi=_pypi(dist, FILES[1:2])).run(
+        "pypi", "--version", "1.0.0", "--dir", str(pypi_dir), "--set-aside", str(tmp_path / "aside"), output=output)
+    assert result.returncode == 1 and "published with other bytes" in result.stderr
+    assert (pypi_dir / FILES[1]).exists() and not output.exists()
+
+
+# ------------------------------------------ publish-github-release.sh, with a gh that records its calls
+FAKE_GH = """#!/usr/bin/env bash
+echo "gh $*" >>"$GH_LOG"
+case "$1 $2" in
+    "release view")
+        [ "$STATE" = none ] && exit 1
+        case "$*" in
+            *isDraft*) [ "$STATE" = draft ] && echo true || echo false ;;
+            *assets*) printf '%s\n' "$ASSETS" ;;
+        esac ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("state,published,uploads", [
+    ("none", [], "create+all"),          # first attempt: a draft with every file
+    ("draft", [], "clobber"),            # a re-run before it went public: the draft is replaced
+    ("public", FILES[:2], "missing"),    # a re-run after: only what is missing, nothing replaced
+    ("public", FILES, "nothing"),        # everything there, identical: nothing to do
+])
+def test_github_release_upload_finishes_a_partly_published_release(dist, tmp_path, state, published, uploads):
+    recorded = Recorded()
+    if published:
+        _served(recorded, _release(dist, published))
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FAKE_GH)
+    gh.chmod(0o755)
+    log = tmp_path / "gh.log"
+    env = {**recorded.env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": state,
+           "GH_REPO": "my-ops/my_ops"}
+    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "release", "v1.0.0",
+                             str(dist)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = [line for line in (log.read_text().splitlines() if log.exists() else []) if "release upload" in line]
+    if uploads in ("create+all", "clobber"):
+        assert len(calls) == 1 and "--clobber" in calls[0] and all(n in calls[0] for n in FILES)
+        assert ("release create" in log.read_text()) == (uploads == "create+all")
+    elif uploads == "missing":
+        assert len(calls) == 1 and "--clobber" not in calls[0]
+        assert all((n in calls[0]) == (n not in published) for n in FILES), calls
+    else:
+        assert calls == [] and "nothing to upload" in result.stdout
+
+
+def test_github_release_upload_refuses_a_published_release_with_other_bytes(dist, tmp_path):
+    recorded = Recorded()
+    release = _served(recorded, _release(dist, FILES))
+    release["assets"][1]["digest"] = "sha256:" + "2" * 64
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FAKE_GH)
+    gh.chmod(0o755)
+    log = tmp_path / "gh.log"
+    env = {**recorded.env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": "public",
+           "GH_REPO": "my-ops/my_ops"}
+    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "release", "v1.0.0",
+                             str(dist)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "published with other bytes" in result.stderr
+    assert "release upload" not in log.read_text()
+
+
+def test_a_nightly_upload_makes_room_first_whatever_verify_said(tmp_path):
+    """Nights whose verify failed skip prune-nightly: the upload itself deletes versions beyond the newest
+    nightly_keep, so the rolling release never reaches GitHub's 1000 assets a release."""
+    keep = int(subprocess.run([sys.executable, str(ROOT / "build_support/matrix.py"), "default", "nightly_keep"],
+                              capture_output=True, text=True, check=True).stdout)
+    versions = [f"1.0.1.dev202611{day:02d}0317" for day in range(1, keep + 4)]  # keep + 3 nights published
+    assets = [name for v in versions for name in (f"my_ops-{v}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl",
+                                                  f"my_ops-{v}+cu130-cp39-abi3-manylinux_2_28_x86_64.whl.metadata",
+                                                  f"my_ops-{v}.tar.gz", f"SHA256SUMS-{v}")]
+    tonight = tmp_path / "dist"
+    tonight.mkdir()
+    (tonight / "my_ops-1.0.1.dev202611300317+cu130-cp39-abi3-manylinux_2_28_x86_64.whl").write_bytes(b"w")
+    recorded = Recorded()
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FAKE_GH)
+    gh.chmod(0o755)
+    log = tmp_path / "gh.log"
+    env = {**recorded.env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": "public",
+           "GH_REPO": "my-ops/my_ops", "COMMIT": "c" * 40, "ASSETS": "\n".join(assets)}
+    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "nightly", "nightly",
+                             str(tonight)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = log.read_text().splitlines()
+    deleted = [c.split()[4] for c in calls if "delete-asset" in c]
+    assert sorted(deleted) == sorted(a for a in assets if any(v in a for v in versions[:3])), deleted
+    upload = next(i for i, c in enumerate(calls) if "release upload" in c)
+    assert upload > max(i for i, c in enumerate(calls) if "delete-asset" in c), "room is made before the upload"
+
+
+# ------------------------------------------ fetch-released-wheels.sh: listed by the API, fetched outside it
+FETCH_GH = """#!/usr/bin/env bash
+echo "gh $*" >>"$GH_LOG"
+jq_filter=""
+for ((i = 1; i <= $#; i++)); do [ "${!i}" = --jq ] && { j=$((i + 1)); jq_filter=${!j}; }; done
+case "$1 $2" in
+    "release list") printf '%s\\n' '[{"tagName": "v0.9.0"}, {"tagName": "nightly"}]' | jq -r "$jq_filter" ;;
+    "api repos/{owner}/{repo}/releases/tags/v0.9.0") echo '{"id": 7}' | jq -r "$jq_filter" ;;
+    "api --paginate") jq -r "$jq_filter" "$ASSETS_JSON" ;;
+    *) echo "unexpected: gh $*" >&2; exit 1 ;;
+esac
+"""
+
+
+def test_fetch_downloads_the_labelled_wheels_by_their_download_urls(tmp_path):
+    labelled = "my_ops-0.9.0+cu126-cp39-abi3-manylinux_2_28_x86_64.whl"
+    others = ["my_ops-0.9.0-cp39-abi3-manylinux_2_28_x86_64.whl", f"{labelled}.metadata", "SHA256SUMS",
+              "my_ops-0.9.0.tar.gz"]
+    recorded = Recorded(assets={name: os.urandom(64) for name in [labelled, *others]})
+    assets = [{"name": n, "url": f"{recorded.url}/api-asset/{n}", "browser_download_url": f"{recorded.url}/assets/{n}"}
+              for n in [labelled, *others]]
+    (tmp_path / "assets.json").write_text(json.dumps(assets))
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FETCH_GH)
+    gh.chmod(0o755)
+    env = {**os.environ, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(tmp_path / "gh.log"),
+           "ASSETS_JSON": str(tmp_path / "assets.json")}
+    result = subprocess.run(["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    fetched = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert fetched == [f"v0.9.0/{labelled}"]
+    assert (tmp_path / "out" / "v0.9.0" / labelled).read_bytes() == recorded.assets[labelled]
+    assert recorded.asked == [f"/assets/{labelled}"], "files come from browser_download_url, one request each"
+    # a failed download fails the script: an index without an earlier release's wheels must not deploy
+    del recorded.assets[labelled]
+    (tmp_path / "out" / "v0.9.0" / labelled).unlink()
+    result = subprocess.run(["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
