@@ -8,7 +8,9 @@
 //   registers the ops with the dispatcher, through which the package calls
 //   them (its proxy executor); it must be loaded before the package is.
 // INPUTS: a list of tensors saved with torch.save, taken ARITY at a time:
-//   one call of the model per group, on DEVICE ("cpu" or "cuda").
+//   one call of the model per group, on DEVICE ("cpu", "cuda", "cuda:1"). A
+//   device with an index also loads the package onto that device (the
+//   loader's device_index): a CUDA package compiled on cuda:0 runs on cuda:1.
 // OUTPUTS: a tuple written with torch::pickle_save (torch.load reads it): for each
 //   call, its outputs, then its inputs as they are after the call (a model
 //   may update its inputs in place), all on the CPU.
@@ -56,7 +58,9 @@ int main(int argc, char **argv) {
     try {
         const c10::Device device(argv[5]);
         const long arity = std::strtol(argv[6], nullptr, 10);
-        torch::inductor::AOTIModelPackageLoader loader(argv[2]);
+        // (-1: the current device; its index for "cuda:1")
+        const c10::DeviceIndex device_index = device.has_index() ? device.index() : -1;
+        torch::inductor::AOTIModelPackageLoader loader(argv[2], "model", false, 1, device_index);
 
         const auto inputs = torch::jit::pickle_load(read_file(argv[3])).toList();
         if (arity <= 0 || inputs.size() % arity != 0)
@@ -66,9 +70,11 @@ int main(int argc, char **argv) {
             std::vector<at::Tensor> call;
             for (long k = 0; k < arity; ++k)
                 call.push_back(inputs.get(first + k).toTensor().to(device));
-            for (const auto &output : loader.run(call)) results.push_back(output.cpu());
+            const auto outputs = loader.run(call);
+            for (const auto &output : outputs) results.push_back(output.cpu());
             for (const auto &input : call) results.push_back(input.cpu());
-            std::printf("call %zu: ran on %s\n", first / arity, device.str().c_str());
+            std::printf("call %zu: ran on %s, output on %s\n", first / arity, device.str().c_str(),
+                        outputs.empty() ? "-" : outputs.front().device().str().c_str());
         }
         write_file(argv[4],
                    torch::jit::pickle_save(c10::ivalue::Tuple::create(std::move(results))));
