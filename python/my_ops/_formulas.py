@@ -1,6 +1,4 @@
-"""Pieces the ops' autograd formulas share: the dtype their math runs in,
-and the gradient of a fused backward op (second and higher orders).
-"""
+"""What the ops' autograd formulas share: their math's dtype, and the gradient of a fused backward op."""
 
 from __future__ import annotations
 
@@ -12,19 +10,16 @@ def _accumulator(dtype: torch.dtype) -> torch.dtype:
 
 
 def _vjp_formula(math, tensor_args: int):
-    """(setup_context, backward) of a fused backward op, for second and higher
-    order gradients: the gradient of `math` (the same backward, written in
-    differentiable torch ops; its first tensor_args arguments are tensors)."""
+    """(setup_context, backward) of a fused backward op: the gradient of `math`, the
+    same backward in differentiable torch ops (its first tensor_args arguments tensors)."""
 
     def setup_context(ctx, inputs, output) -> None:
         ctx.save_for_backward(*inputs[:tensor_args])
         ctx.extra = inputs[tensor_args:]
 
     def backward(ctx, *grads):
-        # Partial derivatives in each saved tensor (torch.func.vjp treats them as
-        # independent, which autograd.grad would not: grad_out's own history
-        # leads back to x). Its result stays differentiable for the outer
-        # autograd, so third and higher orders work too.
+        # (torch.func.vjp: partial derivatives in each saved tensor, which autograd.grad
+        # would not give, grad_out leading back to x; differentiable, for higher orders)
         extra = ctx.extra
         outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)

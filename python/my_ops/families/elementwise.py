@@ -93,7 +93,7 @@ def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     ``out`` may be ``a`` or ``b`` itself. A mutating op: no tensor argument may
     require grad while grad mode is on.
     """
-    call_mutating("add_out", _ops.add_out.default, (a, b, out), out=out)
+    call_mutating(_ops.add_out.default, (a, b, out))
     return out
 
 

@@ -73,8 +73,7 @@ def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: T
     """``residual += x`` in place, then ``fp8(rms_norm(residual, weight, eps) / scale)``; x is not written."""
     if type(eps) is not float:
         eps = _eps("fused_add_rms_norm_fp8", x, eps)
-    return call_mutating("fused_add_rms_norm_fp8", _ops.fused_add_rms_norm_fp8.default,
-                         (x, residual, weight, scale, eps), residual=residual)
+    return call_mutating(_ops.fused_add_rms_norm_fp8.default, (x, residual, weight, scale, eps))
 
 
 def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6,
@@ -82,8 +81,7 @@ def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor
     """``residual += x`` in place, then ``rms_norm_fp8_per_token(residual, weight, eps, scale_ub)``."""
     if type(eps) is not float:
         eps = _eps("fused_add_rms_norm_fp8_per_token", x, eps)
-    return call_mutating("fused_add_rms_norm_fp8_per_token", _ops.fused_add_rms_norm_fp8_per_token.default,
-                         (x, residual, weight, eps, scale_ub), residual=residual)
+    return call_mutating(_ops.fused_add_rms_norm_fp8_per_token.default, (x, residual, weight, eps, scale_ub))
 
 
 def silu_and_mul_fp8(x: Tensor, scale: Tensor) -> Tensor:

@@ -130,8 +130,7 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     """
     if type(eps) is not float:
         eps = _checked_eps("fused_add_rms_norm", eps)
-    call_mutating("fused_add_rms_norm", _ops.fused_add_rms_norm.default, (x, residual, weight, eps),
-                  x=x, residual=residual)
+    call_mutating(_ops.fused_add_rms_norm.default, (x, residual, weight, eps))
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")
