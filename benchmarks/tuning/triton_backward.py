@@ -24,10 +24,9 @@ import triton.language as tl
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+import my_ops  # noqa: E402
 import providers  # noqa: E402
 from common import check_against, copy_bandwidth, time_call  # noqa: E402
-
-import my_ops  # noqa: E402
 from my_ops import reference  # noqa: E402
 from my_ops._rms_norm_triton_kernels import _backward_kernel, _forward_kernel, _layout  # noqa: E402
 

@@ -27,12 +27,14 @@ const OpRules fused_add_rms_norm_fp8_op(
     "fused_add_rms_norm_fp8(Tensor x, Tensor(a!) residual, Tensor weight, Tensor scale, float eps) "
     "-> Tensor",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
-    "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: eps");
+    "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: "
+    "eps");
 const OpRules fused_add_rms_norm_fp8_per_token_op(
     "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float eps, "
     "Tensor? scale_ub=None) -> (Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
-    "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x apart=residual");
+    "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x "
+    "apart=residual");
 const OpRules silu_and_mul_fp8_op("silu_and_mul_fp8(Tensor x, Tensor scale) -> Tensor",
                                   "x: dim>=1 even; scale: scale=x");
 const OpRules silu_and_mul_fp8_per_token_op(

@@ -46,9 +46,10 @@ typedef struct my_ops_fp8_scaling {
  * first (rounded to the dtype, written back) and the norm of the sum. weight is
  * weight_dtype: dtype, or float32 with 16-bit rows (my_ops_rms_norm_weight_ok), as
  * rms_norm's; another pair is refused (MY_OPS_BAD_DTYPE, cudaErrorInvalidValue). */
-int my_ops_rms_norm_fp8_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x, int64_t x_stride, void *residual,
-                            int64_t residual_stride, const void *weight, uint8_t *out,
-                            my_ops_fp8_scaling scaling, int64_t rows, int64_t hidden, double eps);
+int my_ops_rms_norm_fp8_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                            int64_t x_stride, void *residual, int64_t residual_stride,
+                            const void *weight, uint8_t *out, my_ops_fp8_scaling scaling,
+                            int64_t rows, int64_t hidden, double eps);
 /* out = fp8(act(x[:, :d]) * x[:, d:] / scale) for x of shape [rows, 2d] */
 int my_ops_act_and_mul_fp8_cpu(my_ops_dtype dtype, my_ops_activation act, const void *x,
                                int64_t x_stride, uint8_t *out, my_ops_fp8_scaling scaling,
@@ -56,10 +57,10 @@ int my_ops_act_and_mul_fp8_cpu(my_ops_dtype dtype, my_ops_activation act, const 
 
 /* --------------------------------------------------------------- CUDA -- */
 
-int my_ops_rms_norm_fp8_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x, int64_t x_stride, void *residual,
-                             int64_t residual_stride, const void *weight, uint8_t *out,
-                             my_ops_fp8_scaling scaling, int64_t rows, int64_t hidden, double eps,
-                             void *stream);
+int my_ops_rms_norm_fp8_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                             int64_t x_stride, void *residual, int64_t residual_stride,
+                             const void *weight, uint8_t *out, my_ops_fp8_scaling scaling,
+                             int64_t rows, int64_t hidden, double eps, void *stream);
 int my_ops_act_and_mul_fp8_cuda(my_ops_dtype dtype, my_ops_activation act, const void *x,
                                 int64_t x_stride, uint8_t *out, my_ops_fp8_scaling scaling,
                                 int64_t rows, int64_t d, void *stream);

@@ -194,11 +194,13 @@ def test_gha_matrix_script_writes_github_outputs(tmp_path):
         subprocess.run(["bash", str(ROOT / "ci/plan/gha-matrix.sh")], check=True, env={
             "PATH": os.environ["PATH"], "EVENT": "pull_request", "GITHUB_OUTPUT": str(out),
             "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
-            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token"})
+            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
+            "ACTION_REGISTRY_URL": f"{servers.url}/registry"})
     finally:
         servers.close()
     lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
-    assert set(lines) == {"build-linux", "build-windows", "build-macos", "test-cpu", "test-gpu"}
+    assert set(lines) == {"build-linux", "build-windows", "build-macos", "test-cpu", "test-gpu", "gpu-tests"}
+    assert int(lines["gpu-tests"]) == len(json.loads(lines["test-gpu"])["include"])
     wanted = matrix.load()["pull_request"]["pairs"]
     expected = {(matrix.find_build(p).name, platform) for p in wanted
                 for platform in matrix.find_pair(p).platforms if platform in ("linux", "linux-aarch64")}

@@ -12,8 +12,8 @@ typedef struct {
     ACC pre, inv;
 } MY_OPS_NAME(fp8_factors);
 
-static inline MY_OPS_NAME(fp8_factors) MY_OPS_NAME(fp8_row_factors)(my_ops_fp8_scaling s,
-                                                                     int64_t r, ACC amax) {
+static inline MY_OPS_NAME(fp8_factors)
+    MY_OPS_NAME(fp8_row_factors)(my_ops_fp8_scaling s, int64_t r, ACC amax) {
     MY_OPS_NAME(fp8_factors) f;
     if (s.static_scale != NULL) {
         const float pre = my_ops_fp8_scale_prefactor(*s.static_scale);
@@ -95,8 +95,7 @@ static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_fp8_body)(int act, const
         const T *up = gate + d;
         for (int64_t j = 0; j < d; ++j) row[j] = ACTIVATION(act, LOAD(gate[j])) * LOAD(up[j]);
         const ACC amax = scaling.static_scale ? 0 : MY_OPS_NAME(fp8_abs_max)(row, d);
-        MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_row_factors)(scaling, r, amax), out + r * d,
-                               d);
+        MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_row_factors)(scaling, r, amax), out + r * d, d);
     }
     my_ops_free_scratch(scratch, 1);
     return MY_OPS_OK;

@@ -84,7 +84,8 @@ template <typename A> __device__ __forceinline__ Factors<A> static_factors(float
 // A row's own scale from its amax (never NaN), thread 0 writing it to
 // scales[row]; a normal float, so pre is 1.
 template <typename A>
-__device__ __forceinline__ Factors<A> row_factors(const my_ops_fp8_scaling &s, int64_t row, A amax) {
+__device__ __forceinline__ Factors<A> row_factors(const my_ops_fp8_scaling &s, int64_t row,
+                                                  A amax) {
     float bound = float(amax);
     if (s.scale_ub != nullptr) bound = fminf(bound, *s.scale_ub);
     const float scale = fmaxf(bound / MY_OPS_FP8_MAX, MY_OPS_FP8_MIN_SCALE);
@@ -112,9 +113,9 @@ __device__ __forceinline__ Bytes<P> quantize(const A (&y)[P], const Factors<A> &
 // of max |x * w|, and its factors q; thread 0 writes a per-token scale.
 template <bool kDynamic, typename A>
 __device__ __forceinline__ A norm_row_factors(A sum_sq, A xw_max, int64_t hidden, A eps,
-                                              const my_ops_fp8_scaling &scaling,
-                                              float static_scale, int64_t row, Factors<A> &q,
-                                              A *scratch, Pair2<A> *pairs) {
+                                              const my_ops_fp8_scaling &scaling, float static_scale,
+                                              int64_t row, Factors<A> &q, A *scratch,
+                                              Pair2<A> *pairs) {
     if constexpr (kDynamic) {
         const Pair2<A> r = block_sum_and_max(sum_sq, xw_max, pairs);
         const A rstd = reciprocal_sqrt(r.a / A(hidden) + eps);
@@ -289,13 +290,13 @@ int rms_norm_fp8(const void *x, int64_t x_stride, void *residual, int64_t res_st
     const bool dynamic = scaling.static_scale == nullptr;
     if (rt != nullptr)
         return dynamic ? rms_norm_fp8_rows<T, W, true, true>(xt, x_stride, rt, res_stride, wt, out,
-                                                          scaling, rows, hidden, eps, s)
+                                                             scaling, rows, hidden, eps, s)
                        : rms_norm_fp8_rows<T, W, true, false>(xt, x_stride, rt, res_stride, wt, out,
-                                                           scaling, rows, hidden, eps, s);
+                                                              scaling, rows, hidden, eps, s);
     return dynamic ? rms_norm_fp8_rows<T, W, false, true>(xt, x_stride, rt, res_stride, wt, out,
-                                                       scaling, rows, hidden, eps, s)
+                                                          scaling, rows, hidden, eps, s)
                    : rms_norm_fp8_rows<T, W, false, false>(xt, x_stride, rt, res_stride, wt, out,
-                                                        scaling, rows, hidden, eps, s);
+                                                           scaling, rows, hidden, eps, s);
 }
 
 // ---------------------------------------------------------- gated units --
@@ -344,8 +345,10 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
                 }
             }
         }
-        if constexpr (kDynamic) q = row_factors(scaling, row, block_max(amax, scratch));
-        else q = static_factors<A>(static_scale);
+        if constexpr (kDynamic)
+            q = row_factors(scaling, row, block_max(amax, scratch));
+        else
+            q = static_factors<A>(static_scale);
         Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * d);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
