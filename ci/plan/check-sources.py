@@ -10,14 +10,18 @@ PEP 658: the version of its `cuda-toolkit` / `nvidia-cuda-runtime[-cuXY]`
 requirement), and every builder image the Linux builds run in exists. Each image
 is resolved to its digest, written as JSON to --images-out: the builds of
 this run use exactly those bytes (`image@sha256:...`), and the digest goes
-into the release notes.
+into the release notes. And the image of every pinned Docker action
+(ci/plan/expiry.toml's `image`, tagged with the pinned SHA: the PyPI
+upload's) exists, so a pin without one stops the run here rather than
+the PyPI job after the GitHub Release is public.
 
     ci/plan/check-sources.py --event push [--images-out images.json]
 
 Environment (so the tests can stand in on 127.0.0.1): TORCH_INDEX_URL
 (default https://download.pytorch.org/whl), PYPI_SIMPLE_URL (default
 https://pypi.org/simple), REGISTRY_URL (default https://registry-1.docker.io),
-REGISTRY_AUTH_URL (default https://auth.docker.io/token).
+REGISTRY_AUTH_URL (default https://auth.docker.io/token), ACTION_REGISTRY_URL
+(default https://<the image's registry host>).
 Exit status 1 with one line per missing thing; 0 when all exist.
 """
 
@@ -36,6 +40,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "build_support"))
 import matrix  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import expiry  # noqa: E402
 
 TORCH_INDEX = os.environ.get("TORCH_INDEX_URL", "https://download.pytorch.org/whl").rstrip("/")
 PYPI_SIMPLE = os.environ.get("PYPI_SIMPLE_URL", "https://pypi.org/simple").rstrip("/")
@@ -156,6 +163,44 @@ def image_digest(image: str) -> str:
     return digest
 
 
+def action_images() -> list[str]:
+    """`image:sha` of every pinned action that runs a prebuilt image (expiry.toml's `image`)."""
+    table = expiry.load().get("actions", {})
+    return sorted(f"{table[pin]['image']}:{pin.rsplit('@', 1)[1]}" for pin in expiry.pinned_actions()
+                  if "image" in table.get(pin, {}))
+
+
+def action_image_problem(image: str) -> str | None:
+    """None when the registry has `host/repository:tag`, else why not (OCI distribution API: an
+    anonymous bearer token from the registry's own WWW-Authenticate challenge)."""
+    name, _, tag = image.rpartition(":")
+    host, _, repository = name.partition("/")
+    base = os.environ.get("ACTION_REGISTRY_URL", f"https://{host}").rstrip("/")
+    url = f"{base}/v2/{repository}/manifests/{tag}"
+    headers = {"Accept": MANIFEST_TYPES}
+    for attempt in range(2):
+        try:
+            fetch(url, headers, method="HEAD")
+            return None
+        except urllib.error.HTTPError as error:
+            challenge = error.headers.get("WWW-Authenticate", "") if error.headers else ""
+            if error.code == 401 and attempt == 0 and challenge.lower().startswith("bearer "):
+                fields = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
+                query = urllib.parse.urlencode({k: v for k, v in fields.items() if k in ("service", "scope")})
+                try:
+                    body, _ = fetch(f"{fields.get('realm', '')}?{query}")
+                    headers["Authorization"] = f"Bearer {json.loads(body)['token']}"
+                except (urllib.error.URLError, OSError, KeyError, ValueError) as failure:
+                    return f"{image}: no registry token ({failure})"
+                continue
+            return (f"{image}: the registry answers {error.code}: the pinned action's image does not exist; "
+                    "pin the action to a commit that has one (a release branch's head, not an annotated "
+                    "tag's object) and record it in ci/plan/expiry.toml")
+        except (urllib.error.URLError, OSError) as error:
+            return f"{image}: {error}"
+    return f"{image}: the registry refused the token it issued"
+
+
 def needed(event: str) -> tuple[set[tuple[str, str, bool, str, str]], set[str]]:
     """(torch wheels as (version, label, from_pypi, platform, python), builder images) of one event's run."""
     data = matrix.load()
@@ -201,8 +246,10 @@ def main() -> int:
             digests[image] = image_digest(image)
         except LookupError as error:
             problems.append(str(error))
-    print(f"checked {len(wheels)} torch wheels, the CUDA of {len(pypi_variants)} PyPI torch releases and "
-          f"{len(images)} builder images")
+    pinned_images = action_images()
+    problems += [p for image in pinned_images if (p := action_image_problem(image))]
+    print(f"checked {len(wheels)} torch wheels, the CUDA of {len(pypi_variants)} PyPI torch releases, "
+          f"{len(images)} builder images and {len(pinned_images)} action images")
     for problem in problems:
         print(f"::error::{problem}")
     if args.images_out:

@@ -112,6 +112,7 @@ def check(table: dict, labels: set[str], actions: set[str], today: datetime.date
             findings.append(Finding(True, f"action {action} is not in ci/plan/expiry.toml: add it with the "
                                           "`runs.using` of its action.yml at that commit"))
             continue
+        findings += _dated("action", action, entry, today, warn_days, f"action {action} ({entry.get('tag', '?')})")
         runtime = entry.get("runtime", "")
         if runtime not in runtimes:
             findings.append(Finding(True, f"action {action}: runtime {runtime!r} is not in ci/plan/expiry.toml"))

@@ -653,6 +653,7 @@ def main() -> int:
            "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
            "PYPI_JSON_URL": f"{servers.url}/pypi",
            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
+           "ACTION_REGISTRY_URL": f"{servers.url}/registry",
            "INDEX_URL": f"{servers.url}/site", "RELEASES_URL": f"{servers.url}/my-ops/my_ops/releases/download",
            "WAIT_SECONDS": "0", "POLL_SECONDS": "1", "IN_CONTAINER_ALLOW_HOST": "1"}
     torch_wheels = every_torch_wheel()

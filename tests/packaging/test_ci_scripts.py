@@ -229,7 +229,8 @@ def stand_ins():
 def _run(script: str, servers, extra: dict, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "API_URL": f"{servers.url}/api", "REPOSITORY": "my-ops/my_ops", "TOKEN": "t",
            "ADMIN_TOKEN": "t", "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
-           "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token", **extra}
+           "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
+           "ACTION_REGISTRY_URL": f"{servers.url}/registry", **extra}
     return subprocess.run([sys.executable, str(ROOT / script), *args], env=env, capture_output=True, text=True,
                           timeout=120)
 
@@ -264,6 +265,61 @@ def test_check_sources_names_a_missing_image(stand_ins):
     result = _run("ci/plan/check-sources.py", stand_ins, {"REGISTRY_URL": f"{stand_ins.url}/nowhere"},
                   "--event", "push")
     assert result.returncode == 1 and "no such image" in result.stdout
+
+
+def test_check_sources_names_a_pinned_action_without_its_image(stand_ins):
+    """The PyPI upload action runs ghcr.io/pypa/gh-action-pypi-publish:<pinned sha>: a pin the
+    registry has no image for stops the run before anything is built or published."""
+    stand_ins.state["torch_wheels"] = _all_torch_wheels()
+    result = _run("ci/plan/check-sources.py", stand_ins, {"ACTION_REGISTRY_URL": f"{stand_ins.url}/nowhere"},
+                  "--event", "push")
+    assert result.returncode == 1
+    assert "ghcr.io/pypa/gh-action-pypi-publish:" in result.stdout
+    assert "the pinned action's image does not exist" in result.stdout
+
+
+def test_check_sources_takes_the_registry_token_its_challenge_names(stand_ins):
+    """ghcr.io answers 401 with a Bearer challenge; the anonymous token it names opens the manifest."""
+    seen = []
+
+    class Registry(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):  # noqa: N802
+            seen.append((self.path, self.headers.get("Authorization")))
+            if self.headers.get("Authorization") != "Bearer anonymous":
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", f'Bearer realm="http://127.0.0.1:{port}/token",'
+                                 'service="ghcr.io",scope="repository:pypa/gh-action-pypi-publish:pull"')
+            else:
+                self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self):  # noqa: N802
+            seen.append((self.path, None))
+            body = b'{"token": "anonymous"}' if self.path.startswith("/token?") else b""
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        stand_ins.state["torch_wheels"] = _all_torch_wheels()
+        result = _run("ci/plan/check-sources.py", stand_ins, {"ACTION_REGISTRY_URL": f"http://127.0.0.1:{port}"},
+                      "--event", "push")
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 action images" in result.stdout
+    manifest = [p for p, _ in seen if "/manifests/" in p]
+    assert manifest and manifest[0].startswith("/v2/pypa/gh-action-pypi-publish/manifests/")
+    assert any(p.startswith("/token?") and "scope=repository%3Apypa%2Fgh-action-pypi-publish%3Apull" in p
+               for p, _ in seen)
 
 
 @pytest.mark.parametrize("kind,ref,pages,ok", [
