@@ -67,14 +67,31 @@ case "$step:$kind" in
         # release's assets are what users downloaded and verified: a re-run
         # finishes it (uploads what is missing) only when every asset it has
         # is byte for byte this run's sealed file, and refuses otherwise.
-        if [ "$(gh release view "$tag" --json isDraft --jq .isDraft 2>/dev/null)" = false ]; then
-            upload_missing "$tag" "$dir" --exact
-            exit 0
+        # One lookup, and only gh's "release not found" means none: any other
+        # failure (a 5xx, a rate limit) stops here, since taking it for "not
+        # published" would --clobber the assets of a public release.
+        errors=$(mktemp)
+        if is_draft=$(gh release view "$tag" --json isDraft --jq .isDraft 2>"$errors"); then
+            :
+        elif grep -q "release not found" "$errors"; then
+            is_draft=none
+        else
+            cat "$errors" >&2
+            echo "cannot tell whether release $tag exists (above); nothing uploaded: re-run the job" >&2
+            exit 1
         fi
-        if ! gh release view "$tag" >/dev/null 2>&1; then
-            gh release create "$tag" --draft --verify-tag --title "my_ops $tag" \
-                --notes "Wheels for every CUDA/PyTorch pair; verify downloads with SHA256SUMS and \`gh attestation verify\`."
-        fi
+        case "$is_draft" in
+            false)
+                upload_missing "$tag" "$dir" --exact
+                exit 0
+                ;;
+            none)
+                gh release create "$tag" --draft --verify-tag --title "my_ops $tag" \
+                    --notes "Wheels for every CUDA/PyTorch pair; verify downloads with SHA256SUMS and \`gh attestation verify\`."
+                ;;
+            true) ;;
+            *) echo "gh release view $tag: unexpected isDraft '$is_draft'; nothing uploaded" >&2; exit 1 ;;
+        esac
         gh release upload "$tag" --clobber "$dir"/*
         ;;
     upload:nightly)

@@ -170,7 +170,8 @@ FAKE_GH = """#!/usr/bin/env bash
 echo "gh $*" >>"$GH_LOG"
 case "$1 $2" in
     "release view")
-        [ "$STATE" = none ] && exit 1
+        [ "$STATE" = none ] && { echo "release not found" >&2; exit 1; }
+        [ "$STATE" = error ] && { echo "HTTP 502: Bad Gateway (https://api.github.com/graphql)" >&2; exit 1; }
         case "$*" in
             *isDraft*) [ "$STATE" = draft ] && echo true || echo false ;;
             *assets*) printf '%s\n' "$ASSETS" ;;
@@ -208,6 +209,21 @@ def test_github_release_upload_finishes_a_partly_published_release(dist, tmp_pat
         assert all((n in calls[0]) == (n not in published) for n in FILES), calls
     else:
         assert calls == [] and "nothing to upload" in result.stdout
+
+
+def test_github_release_upload_stops_when_gh_cannot_tell_whether_the_release_exists(dist, tmp_path):
+    """A failed lookup (a 5xx) is not "no release": the upload must not --clobber what may be public."""
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FAKE_GH)
+    gh.chmod(0o755)
+    log = tmp_path / "gh.log"
+    env = {**Recorded().env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": "error",
+           "GH_REPO": "my-ops/my_ops"}
+    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "release", "v1.0.0",
+                             str(dist)], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "cannot tell whether release v1.0.0 exists" in result.stderr
+    assert "release upload" not in log.read_text() and "release create" not in log.read_text()
 
 
 def test_github_release_upload_refuses_a_published_release_with_other_bytes(dist, tmp_path):
