@@ -48,7 +48,9 @@ Environment: API_URL, REPOSITORY (owner/name), KIND (release|nightly), REF
 actions and pages read), ADMIN_TOKEN (a fine-grained token with
 "Administration: read" of this repository, for the fork-approval policy,
 the repository's runners and immutable releases; the PREFLIGHT_TOKEN secret),
-COMMIT (the commit the run builds), ORG_TOKEN (optional, above), TODAY
+COMMIT (the commit the run builds), ORG_TOKEN (optional, above), RUN_REF
+(with --check gpu-runner: the run's ref, which the runner group's selected
+workflows must admit), TODAY
 (YYYY-MM-DD, default: today in UTC). Any server that answers as
 GitHub's API does works (tests/packaging/test_preflight.py serves recorded
 answers, ci/test/workflow_test.py stand-ins, on 127.0.0.1).
@@ -58,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fnmatch
 import fnmatch
 import json
 import os
@@ -281,6 +284,13 @@ def allowed_workflow(entry: str, repository: str) -> bool:
         (ref in ("refs/heads/main", "main") or ref.startswith("refs/tags/v"))
 
 
+def admits(entry: str, repository: str, ref: str) -> bool:
+    """Whether a selected-workflow entry lets wheels.yml run at `ref` (exact, or a glob pattern)."""
+    path, _, pattern = entry.partition("@")
+    pattern = "refs/heads/" + pattern if pattern and not pattern.startswith("refs/") else pattern
+    return path == f"{repository}/.github/workflows/wheels.yml" and fnmatch.fnmatchcase(ref, pattern)
+
+
 def runner_group_problems(api: Api) -> tuple[list[str], list[str]]:
     """(problems, unverified) of the organization runner groups that hold a `gpu` runner (ORG_TOKEN)."""
     repository = os.environ["REPOSITORY"]
@@ -328,6 +338,11 @@ def runner_group_problems(api: Api) -> tuple[list[str], list[str]]:
             if wrong:
                 problems.append(f"{where} also runs {', '.join(wrong)}: only wheels.yml at refs/heads/main "
                                 "and refs/tags/v* may reach the GPU runner")
+            run_ref = os.environ.get("RUN_REF", "")
+            if run_ref and not any(admits(w, repository, run_ref) for w in workflows):
+                problems.append(f"{where} does not admit this run ({run_ref}): its GPU jobs would wait until "
+                                "gpu-watchdog cancels the run; add wheels.yml@" + run_ref + " to its Selected "
+                                "workflows before the run (or a pattern covering it, where GitHub expands one)")
     if not found:
         problems.append(f"no runner labelled gpu in any runner group of {org} that this repository may use: "
                         "the GPU jobs would wait until gpu-watchdog cancels the run")

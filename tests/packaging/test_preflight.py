@@ -309,6 +309,24 @@ def test_each_gpu_group_setting_that_lets_unreviewed_code_in_fails(group, runner
     assert result.returncode == 1 and message in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize("ref,workflows,ok", [
+    ("refs/tags/v1.0.0", ["wheels.yml@refs/heads/main", "wheels.yml@refs/tags/v*"], True),
+    ("refs/tags/v1.0.0", ["wheels.yml@refs/heads/main", "wheels.yml@refs/tags/v1.0.0"], True),
+    ("refs/tags/v1.0.0", ["wheels.yml@refs/heads/main", "wheels.yml@refs/tags/v0.9.0"], False),
+    ("refs/heads/main", ["wheels.yml@main"], True),
+    ("refs/heads/main", ["wheels.yml@refs/tags/v*"], False),
+])
+def test_the_gpu_group_must_admit_this_runs_ref(ref, workflows, ok):
+    """A group that admits only another tag leaves the release's GPU jobs queued until the watchdog
+    cancels the run: the guard says so before they are queued."""
+    answers = _with_groups({"selected_workflows": [f"my-ops/my_ops/.github/workflows/{w}" for w in workflows]})
+    api = RecordedApi(answers)
+    api.env.update(ORG_TOKEN="o", RUN_REF=ref)
+    result = api.run("--check", "gpu-runner")
+    assert (result.returncode == 0) == ok, result.stdout
+    assert ("does not admit this run" in result.stdout) == (not ok)
+
+
 def test_without_the_org_token_the_guard_says_what_it_did_not_verify():
     result = _guard(_with_groups(), org_token="")
     assert result.returncode == 0, result.stdout
