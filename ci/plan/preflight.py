@@ -61,7 +61,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import fnmatch
-import fnmatch
 import json
 import os
 import sys
