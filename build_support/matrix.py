@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform as host
 import re
 import sys
@@ -53,7 +54,10 @@ class _TorchAndCuda:
 
     @property
     def torch_index_url(self) -> str:
-        return f"https://download.pytorch.org/whl/{self.label}"
+        # TORCH_INDEX_URL: another PyTorch index (ci/plan/check-sources.py reads the same
+        # variable), e.g. the workflow test's stand-in on 127.0.0.1
+        base = os.environ.get("TORCH_INDEX_URL", "https://download.pytorch.org/whl").rstrip("/")
+        return f"{base}/{self.label}"
 
     @property
     def torch_install_args(self) -> list[str]:

@@ -8,8 +8,9 @@
 # Windows, macOS, a GPU, other torch versions or GitHub is replaced by
 # recorders (ci/test/workflow_test.py and docs/releasing.md say which); the
 # default build's wheel (dist/, from ci/build.sh) is verified, installed and
-# tested for real, the sdist built, and setup-venv.sh run under Debian's
-# externally managed python3.
+# tested for real, the tag's CPU build runs for real (build-pair.sh, then its
+# wheel bundled, tested and published), the sdist built, and setup-venv.sh run
+# under Debian's externally managed python3.
 #
 #   ci/test/test-workflows.sh [--only pull-request,tag] [--keep DIR]
 set -euo pipefail

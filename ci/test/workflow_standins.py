@@ -7,7 +7,10 @@ One HTTP server answers as
                      Pages, immutable releases, fork-approval policy;
   /torch/LABEL/torch/, /pypi/torch/
                      PyTorch's index and PyPI's simple page for torch: every
-                     torch wheel the matrix names;
+                     torch wheel the matrix names (names only), and on
+                     PyTorch's index also `label_torch_wheels`, this host's
+                     torch relabelled (torch-2.11.0+cpu: the CPU build's
+                     venv installs it from /torch-files/);
   /pip/simple/NAME/, /pip/files/FILE
                      the index pip installs from (PIP_INDEX_URL): torch is
                      this host's own (`host_wheels`, a wheel that links the
@@ -43,6 +46,8 @@ def default_state() -> dict:
         "site_dir": None,            # the site the scenario deployed to Pages
         "cancelled": False,
         "host_wheels": None,         # folder of the wheels /pip/ serves itself (torch)
+        "label_torch_wheels": None,  # folder of torch wheels with a local label (torch-X+cpu-...) that
+                                     # /torch/LABEL/torch/ lists and /torch-files/ serves: this host's torch
         "torch_metadata": {},        # torch version -> its wheels' METADATA (default: matrix.toml's pypi_cuda)
         "rulesets": [{"id": 1, "name": "release tags", "target": "tag", "enforcement": "active",
                       "conditions": {"ref_name": {"include": ["refs/tags/v*"], "exclude": []}},
@@ -114,9 +119,20 @@ class StandIns:
                            if ("+" not in f if on_pypi else f"+{label}-" in f))
             links = "".join(f'<a href="/files/{urllib.parse.quote(f)}#sha256={"0" * 64}">{f}</a><br>\n'
                             for f in files)
+            # the one torch pip can install from PyTorch's index here: this host's own, under the label
+            # (state["label_torch_wheels"]), served with its real sha256
+            own = Path(state["label_torch_wheels"]) if state["label_torch_wheels"] and not on_pypi else None
+            for wheel in sorted(own.glob(f"torch-*+{label}-*.whl")) if own is not None else []:
+                links += (f'<a href="/torch-files/{urllib.parse.quote(wheel.name)}#sha256='
+                          f'{hashlib.sha256(wheel.read_bytes()).hexdigest()}">{wheel.name}</a><br>\n')
             return 200, f"<html><body>\n{links}</body></html>".encode(), {"Content-Type": "text/html"}
         if path.startswith("/pip/"):
             return self.pip(path)
+        if path.startswith("/torch-files/") and state["label_torch_wheels"]:
+            target = Path(state["label_torch_wheels"]) / path.rsplit("/", 1)[1]
+            if target.is_file():
+                return 200, target.read_bytes(), {"Content-Type": "application/octet-stream"}
+            return 404, b"", {}
         if path.startswith("/pypi/my-ops/") and path.endswith("/json"):
             # PyPI's JSON API (ci/release/published.py): state["pypi_files"], file name -> sha256
             files = state.get("pypi_files") or {}

@@ -20,20 +20,39 @@ What stands in for what cannot run here:
     fails to download it, and a second attempt sees the first's artifacts;
   - pip installs torch from the stand-ins' index (PIP_INDEX_URL): a wheel
     of this host's installed torch that links it (a .pth) rather than
-    copying 4 GB; every other package comes from PyPI through it;
+    copying 4 GB; every other package comes from PyPI through it. PyTorch's
+    index (TORCH_INDEX_URL, read by build_support/matrix.py and
+    check-sources.py) serves the same torch relabelled 2.11.0+cpu, the
+    version the CPU build pins: the torch bytes are a stand-in (the CUDA
+    build of the same release, not PyTorch's CPU wheel), what is built
+    against them and tested on them is real;
+  - real in the tag scenario (REAL_CPU_BUILD): the Linux x86_64 CPU build,
+    the whole of build-pair.sh (setup-venv.sh under the runner's python3,
+    build-wheel.sh compiling the CPU library, repair-wheel.sh with
+    auditwheel, verify-wheel.py with its tools, its report in the
+    artifact); only its platform tag is a stand-in: this host's toolchain
+    (glibc 2.36, GLIBCXX_3.4.29) allows manylinux_2_34 at best, so it
+    repairs with --platform-tag auto and the harness retags the wheel
+    manylinux_2_28 (WHEEL and RECORD only). That wheel is what the later
+    jobs bundle (the CPU library of PyPI's label-free wheel), test and
+    publish; the checks compare the published bytes with the build's;
   - partly real: setup-venv.sh runs for real in the scenarios that ask for
     it (REAL_SETUP_VENV: the pull request, the tag) wherever the torch it
     installs is this host's (the default pair: the GPU jobs', assemble's,
-    verify's), and is otherwise a recorder that links this harness's venv;
+    verify's; the CPU build's with REAL_CPU_BUILD), and is otherwise a
+    recorder that links this harness's venv;
     test-wheel.sh checks that the wheel it got serves its pair, and in the
     scenarios that ask for it (REAL_TEST_WHEEL) also runs for real on the
-    wheels whose bytes are real (the default build's and the label-free
-    wheel made from it), with a subset of the tests; check-sdist-builds.sh
+    wheels whose bytes are real (the default build's, the label-free
+    wheel made from it, and the real CPU build's), with a subset of the
+    tests; the CPU wheel's run is the default pair's (check-torch.sh
+    rightly refuses this CUDA torch for a cpu pair) with MY_OPS_LIBRARY=cpu,
+    so the tests load and run the CPU build's own library; check-sdist-builds.sh
     builds the sdist into a CPU wheel and imports it for real where asked
     (REAL_SDIST_BUILD), and is recorded elsewhere;
   - the ci/ steps that need Docker, Windows, a GPU, other torch versions or a
-    hosted runner are recorders: build-pair.sh (makes each build's wheel from the real dist/
-    wheel, with that build's version, label and build info; the default
+    hosted runner are recorders: build-pair.sh of every other build (makes each build's wheel from
+    the real dist/ wheel, with that build's version, label and build info; the default
     build's wheel is the real one, verified by the real ci/build/verify-wheel.py),
     test-gpu.sh (it checks the venv's torch with the real check-torch.sh
     where setup-venv.sh ran for real), windows-setup.sh, check-cuda-toolkit.sh,
@@ -77,7 +96,8 @@ RECORDED_STEPS = ["ci/build/build-pair.sh", "ci/test/test-wheel.sh", "ci/test/te
                   "ci/release/check-sdist-builds.sh",
                   "ci/build/verify-bundles.sh"]
 # Recorded steps that also run for real where they can: the real script stays beside its recorder as STEP.real.
-PARTLY_REAL = ["ci/lib/setup-venv.sh", "ci/test/test-wheel.sh", "ci/release/check-sdist-builds.sh"]
+PARTLY_REAL = ["ci/lib/setup-venv.sh", "ci/test/test-wheel.sh", "ci/release/check-sdist-builds.sh",
+               "ci/build/build-pair.sh"]
 # What test-wheel.sh runs for real: enough to load the wheel's library into torch and run ops on it.
 TEST_SUBSET = ["tests/ops/test_rms_norm.py", "-x", "-k", "module or gradcheck or op_directly or writes_only or qk_norm"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-15", "self-hosted"]
@@ -206,6 +226,55 @@ def fake_wheel(real: Path, build: matrix.Build, platform_tag: str, out: Path, ve
     return target
 
 
+def real_cpu_build(build: matrix.Build) -> bool:
+    """Whether this scenario builds `build` for real: the CPU build against this host's torch."""
+    return (os.environ.get("REAL_CPU_BUILD") == "1" and build.cuda == matrix.CPU
+            and build.torch_build_version == os.environ["HOST_TORCH_VERSION"])
+
+
+def sha256_of(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def records_so_far() -> list[dict]:
+    """What this run attempt has recorded until now."""
+    return [json.loads(line) for line in Path(os.environ["RECORD"]).read_text().splitlines()]
+
+
+def retag_wheel(wheel: Path, platform_tag: str) -> Path:
+    """The same wheel under another platform tag: its name, WHEEL's Tag line and RECORD's line for
+    WHEEL change; every other member's bytes stay."""
+    import base64
+    import hashlib
+
+    stem, old_tag = wheel.name[:-len(".whl")].rsplit("-", 1)
+    target = wheel.with_name(f"{stem}-{platform_tag}.whl")
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(target, "w") as dst:
+        wheel_file = next(i.filename for i in src.infolist() if i.filename.endswith(".dist-info/WHEEL"))
+        tags = re.sub(rf"-{re.escape(old_tag)}$", f"-{platform_tag}", src.read(wheel_file).decode(), flags=re.M)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(tags.encode()).digest()).rstrip(b"=").decode()
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == wheel_file:
+                data = tags.encode()
+            elif item.filename.endswith(".dist-info/RECORD"):
+                data = "".join(f"{wheel_file},sha256={digest},{len(tags.encode())}\n"
+                               if line.startswith(f"{wheel_file},") else line
+                               for line in data.decode().splitlines(keepends=True)).encode()
+            dst.writestr(item, data)
+    return target
+
+
+def stale_python_files(wheel: Path) -> list[str]:
+    """The package's Python files whose bytes in `wheel` are not python/'s here: a wheel built from this
+    source beside it (the real CPU build) would not bundle with it (ci/build/bundle-wheels.py refuses)."""
+    with zipfile.ZipFile(wheel) as zf:
+        return sorted(n for n in zf.namelist() if n.startswith("my_ops/") and n.endswith(".py")
+                      and (ROOT / "python" / n).is_file() and zf.read(n) != (ROOT / "python" / n).read_bytes())
+
+
 def base_version() -> str:
     """The version the build would give (a nightly's when MY_OPS_NIGHTLY is set)."""
     import metadata_provider
@@ -227,6 +296,31 @@ def recorded_step(step: str, args: list[str]) -> int:
         if f"{build.name}:{platform}" in env.get("INJECT_FAIL_BUILD", "").split(","):
             print(f"injected failure: the {platform} build of {build.name} fails", file=sys.stderr)
             return 1
+        if real_cpu_build(build) and platform == "linux":
+            # this host's CPU build, for real: the whole of build-pair.sh (setup-venv.sh with the
+            # stand-in index's torch, build-wheel.sh, repair-wheel.sh, verify-wheel.py with its tools);
+            # the manylinux image's Python (PYTHON) is the runner's python3 here (no Docker)
+            # This host's toolchain (glibc 2.36, GLIBCXX_3.4.29) cannot make the manylinux_2_28 wheel the
+            # pinned image does: it repairs to the best tag it allows ("auto"), and the graph gets that
+            # wheel retagged with the job's tag (retag_wheel: only WHEEL and RECORD change).
+            real_args = [*args, "--platform-tag", "auto"] if "--platform-tag" not in args else \
+                [("auto" if i > 0 and args[i - 1] == "--platform-tag" else a) for i, a in enumerate(args)]
+            start = time.monotonic()
+            result = subprocess.run(["bash", f"{step}.real", *real_args], env={**env, "PYTHON": "python3"})
+            seconds = round(time.monotonic() - start)
+            wheels = sorted((out / build.name).glob("my_ops-*.whl"))
+            if result.returncode != 0 or len(wheels) != 1:
+                record("built-for-real", build=build.name, ok=False, wheels=[w.name for w in wheels])
+                return result.returncode or 1
+            kept = Path(env["ARTIFACTS"]).parent / "real-cpu-build"
+            kept.mkdir(exist_ok=True)
+            shutil.copy(wheels[0], kept / wheels[0].name)
+            graph = retag_wheel(wheels[0], platform_tag)
+            wheels[0].unlink()
+            record("built-for-real", build=build.name, ok=True, wheel=wheels[0].name, kept=str(kept / wheels[0].name),
+                   sha256=sha256_of(kept / wheels[0].name), published_as=graph.name,
+                   published_sha256=sha256_of(graph), seconds=seconds)
+            return 0
         real = Path(env["REAL_WHEEL"])
         labelled = env.get("MY_OPS_LOCAL_LABEL") != "none"
         version = base_version()
@@ -278,6 +372,23 @@ def recorded_step(step: str, args: list[str]) -> int:
             result = subprocess.run(["bash", f"{step}.real", *head, "--", *tail, *TEST_SUBSET])
             record("tested-for-real", pair=pair.name, wheel=wheel.name, ok=result.returncode == 0)
             return result.returncode
+        built = {r["published_sha256"] for r in records_so_far() if r["kind"] == "built-for-real" and r["ok"]}
+        if env.get("REAL_TEST_WHEEL") == "1" and pair.cuda == matrix.CPU and sha256_of(wheel) in built \
+                and wheel.name not in (done.read_text().split() if done.exists() else []):
+            # the wheel the real CPU build made. The only torch here is this host's CUDA build
+            # (check-torch.sh refuses it for a cpu pair, and my_ops picks no CPU library for it
+            # unasked): the real script runs for the default pair, whose torch that is, with
+            # MY_OPS_LIBRARY=cpu, so the tests run the CPU build's own library
+            with done.open("a") as f:
+                f.write(wheel.name + "\n")
+            head, tail = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
+            head[head.index("--pair") + 1] = matrix.default_pair().name
+            start = time.monotonic()
+            result = subprocess.run(["bash", f"{step}.real", *head, "--", *tail, *TEST_SUBSET],
+                                    env={**env, "MY_OPS_LIBRARY": matrix.CPU})
+            record("tested-for-real", pair=pair.name, wheel=wheel.name, ok=result.returncode == 0,
+                   ran_as=matrix.default_pair().name, library=matrix.CPU, seconds=round(time.monotonic() - start))
+            return result.returncode
         return 0
     if step == "ci/test/test-gpu.sh":
         pair = env.get("PAIR", "")
@@ -317,9 +428,11 @@ def recorded_step(step: str, args: list[str]) -> int:
         name = args[args.index(f"--{kind}") + 1] if f"--{kind}" in args else "default"
         name = matrix.default_pair().name if name == "default" else name
         item = matrix.find_build(name) if kind == "build" else matrix.find_pair(name)
-        if env.get("REAL_SETUP_VENV") == "1" and item.torch_build_version == env["HOST_TORCH_VERSION"] \
-                and matrix.torch_from_pypi(item, "linux"):
-            # this host's torch is the one it installs: the real script, with the runner's python3
+        host_torch = item.torch_build_version == env["HOST_TORCH_VERSION"]
+        if host_torch and ((env.get("REAL_SETUP_VENV") == "1" and matrix.torch_from_pypi(item, "linux"))
+                           or (kind == "build" and real_cpu_build(item))):
+            # this host's torch is the one it installs (from the stand-in PyPI, or for the CPU build
+            # from the stand-in PyTorch index, relabelled +cpu): the real script, with the runner's python3
             result = subprocess.run(["bash", f"{step}.real", *args])
             record("setup-venv", real=True, ok=result.returncode == 0, args=args)
             return result.returncode
@@ -355,12 +468,14 @@ def host_torch_version() -> str:
     return metadata.version("torch").split("+")[0]
 
 
-def host_torch_wheel(folder: Path) -> Path:
+def host_torch_wheel(folder: Path, label: str = "") -> Path:
     """A wheel of this host's installed torch that links it instead of holding 4 GB of copies.
 
     It holds torch's own metadata (without its requirements: they are linked
     too) and a .pth naming a folder of links to everything beside torch in
-    this Python's site-packages, but my_ops, pip and setuptools."""
+    this Python's site-packages, but my_ops, pip and setuptools. With a
+    `label` (cpu) its version gets that local label, as PyTorch's index names
+    its wheels: the same bytes stand in for that variant."""
     import sysconfig
     from importlib import metadata
 
@@ -372,13 +487,14 @@ def host_torch_wheel(folder: Path) -> Path:
     for entry in site.iterdir():
         if not skip.match(entry.name) and not entry.name.endswith(".pth") and not (links / entry.name).exists():
             (links / entry.name).symlink_to(entry)
-    version = dist.version
+    version = dist.version + (f"+{label}" if label else "")
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
     wheel = folder / f"torch-{version}-{tag}-{tag}-linux_x86_64.whl"
     if wheel.exists():
         return wheel
     info = f"torch-{version}.dist-info"
-    meta = "".join(line for line in dist.read_text("METADATA").splitlines(keepends=True)
+    meta = "".join(line if not line.startswith("Version:") else f"Version: {version}\n"
+                   for line in dist.read_text("METADATA").splitlines(keepends=True)
                    if not line.startswith("Requires-Dist:"))
     files = {f"{info}/METADATA": meta.encode(),
              f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: workflow_test\nRoot-Is-Purelib: false\n"
@@ -571,6 +687,48 @@ def check_gpu_venv(c, run: dict) -> None:
       "python3, and ci/test/check-torch.sh finds the pair's torch there")
 
 
+def check_real_cpu_build(c, run: dict, release: Path) -> None:
+    """The CPU build ran for real, and its wheel is what the run verified, bundled and published."""
+    built = [r for r in run["records"] if r["kind"] == "built-for-real"]
+    venvs = [r for r in run["records"] if r["kind"] == "setup-venv" and r["real"] and r["job"] == "build-linux"
+             and r["args"][:2] == ["--build", "cpu"]]
+    c(len(built) == 1 and built[0]["ok"] and len(venvs) == 1 and venvs[0]["ok"],
+      "the Linux CPU build runs the real ci/build/build-pair.sh: setup-venv.sh (torch from the stand-in PyTorch "
+      "CPU index), build-wheel.sh, repair-wheel.sh, verify-wheel.py"
+      + (f" ({built[0]['seconds']} s)" if built and built[0]["ok"] else ""))
+    if not (built and built[0]["ok"]):
+        return
+    record = built[0]
+    report = run["store"] / "wheel-cpu-linux" / "verify.json"
+    verified = json.loads(report.read_text()) if report.is_file() else {}
+    c(verified.get("ok") is True and verified.get("build") == "cpu" and verified.get("wheel") == record["wheel"]
+      and verified.get("tools"),
+      f"verify-wheel.py's report on the real CPU wheel travels in its artifact and passes, tools included ({report})")
+    real = zipfile.ZipFile(record["kept"])
+    published = release / "dist" / record["published_as"]
+    same = published.is_file() and sha256_of(published) == record["published_sha256"]
+    if same:
+        with zipfile.ZipFile(published) as pub:
+            same = sorted(pub.namelist()) == sorted(real.namelist()) and all(
+                pub.read(n) == real.read(n) for n in real.namelist() if not n.endswith((".dist-info/WHEEL",
+                                                                                         ".dist-info/RECORD")))
+            info = json.loads(pub.read("my_ops/_build_info.json"))
+    c(same and info.get("label") == "cpu" and not info.get("cuda_version")
+      and str(info.get("torch_version", "")).startswith(matrix.find_build("cpu").torch + "."),
+      f"the published {record['published_as']} is the real CPU build's wheel, byte for byte but its platform tag, "
+      "and its build info names the cpu build")
+    label_free = [p for p in (release / "pypi").glob("*.whl") if p.name.endswith("manylinux_2_28_x86_64.whl")]
+    libraries = [n for n in real.namelist() if n.startswith("my_ops/") and n.endswith(".so")]
+    ok = len(label_free) == 1 and bool(libraries)
+    if ok:
+        with zipfile.ZipFile(label_free[0]) as pypi_wheel:
+            names = set(pypi_wheel.namelist())
+            ok = all(f"my_ops/_libraries/cpu/{n[len('my_ops/'):]}" in names and
+                     pypi_wheel.read(f"my_ops/_libraries/cpu/{n[len('my_ops/'):]}") == real.read(n)
+                     for n in libraries)
+    c(ok, f"PyPI's label-free Linux x86_64 wheel carries the real CPU build's libraries ({libraries})")
+
+
 def git_ls_files(repo: Path) -> list[str]:
     out = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True).stdout
     return [name for name in out.decode().split("\0") if name]
@@ -642,6 +800,9 @@ def main() -> int:
     stand_ins = write_stand_ins(repo / ".github/workflows", base / "stand-ins")
     host_wheels = base / "host-wheels"
     host_torch_wheel(host_wheels)
+    # PyTorch's CPU index, standing in: this host's torch under the version the CPU build pins (+cpu)
+    label_torch_wheels = base / "host-wheels-labelled"
+    host_torch_wheel(label_torch_wheels, label=matrix.CPU)
     runner_bin = runner_python_folder(base)
     if runner_bin is not None:  # act's host-mode steps take act's PATH
         os.environ["PATH"] = f"{runner_bin}{os.pathsep}{os.environ['PATH']}"
@@ -696,10 +857,15 @@ def main() -> int:
     }
     # the real test-wheel.sh and the sdist's build run in the scenario that publishes a release
     # (each costs minutes: the real setup-venv.sh also runs in main's GPU jobs; a pull request has none)
-    scenarios["tag"][3].update(REAL_TEST_WHEEL="1", REAL_SDIST_BUILD="1", REAL_SETUP_VENV="1")
+    scenarios["tag"][3].update(REAL_TEST_WHEEL="1", REAL_SDIST_BUILD="1", REAL_SETUP_VENV="1", REAL_CPU_BUILD="1")
     scenarios["push-main"][3].update(REAL_SETUP_VENV="1")
     missing_torch = f"torch-{matrix.find_pair('2.13-cu126').torch_build_version}+cu126-cp314-cp314-win_amd64.whl"
     wanted = args.only.split(",") if args.only else list(scenarios)
+    stale = stale_python_files(args.wheel) if any(scenarios[n][3].get("REAL_CPU_BUILD") for n in wanted) else []
+    if stale:
+        print(f"{args.wheel.name} is older than python/ ({', '.join(stale[:3])}, ...): the real CPU build "
+              "would not bundle with it; run ci/build.sh again", file=sys.stderr)
+        return 2
     for name in wanted:
         event, workflow, payload, extra = scenarios[name]
         print(f"== {name}: act {event} {workflow}")
@@ -715,6 +881,7 @@ def main() -> int:
             state["gpu_jobs"] = [(f"{caller}gpu-watchdog", "in_progress", 1),
                                  (gpu_name, "queued" if name == "tag-gpu-stuck" else "completed", 50)]
             state["host_wheels"] = str(host_wheels)
+            state["label_torch_wheels"] = str(label_torch_wheels)
             run = run_act(args.act, repo, base, attempt, event, workflow, payload, {**env, **extra}, stand_ins,
                           servers)
             if not run["stalled"]:
@@ -827,11 +994,15 @@ def main() -> int:
               f"the sdist holds exactly `git ls-files` and PKG-INFO ({len(members)} files; "
               f"extra {sorted(members - tracked - {'PKG-INFO'})[:3]}, missing {sorted(tracked - members)[:3]})")
             if name == "tag":
+                check_real_cpu_build(c, run, release)
                 for_real = [r for r in run["records"] if r["kind"] == "tested-for-real"]
-                c(len(for_real) == 2 and all(r["ok"] for r in for_real) and
-                  {r["wheel"] for r in for_real} <= {f.name for f in (release / "dist").glob("*.whl")},
+                cpu_wheels = {r["published_as"] for r in run["records"] if r["kind"] == "built-for-real" and r["ok"]}
+                c(len(for_real) == 3 and all(r["ok"] for r in for_real) and
+                  {r["wheel"] for r in for_real} <= {f.name for f in (release / "dist").glob("*.whl")}
+                  and bool(cpu_wheels) and cpu_wheels <= {r["wheel"] for r in for_real},
                   "the real ci/test/test-wheel.sh installs the default pair's published wheels (labelled and "
-                  f"label-free) into fresh venvs and runs tests on them ({[r['wheel'] for r in for_real]})")
+                  "label-free) and the real CPU build's into fresh venvs and runs tests on them "
+                  f"({[r['wheel'] for r in for_real]})")
                 built = [r for r in run["records"] if r["kind"] == "sdist-built"]
                 c(len(built) == 1 and built[0]["ok"],
                   "the sdist builds into a CPU wheel without a toolkit, which installs and computes "
