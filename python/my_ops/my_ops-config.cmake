@@ -87,7 +87,15 @@ unset(_my_ops_next)
 # which CUDA it was built, from the build strings its headers record (caffe2/core/macros.h,
 # what torch.__config__.show() prints).
 function(_my_ops_check_torch)
-  if(my_ops_SKIP_TORCH_CHECK OR NOT DEFINED TORCH_INSTALL_PREFIX)
+  if(my_ops_SKIP_TORCH_CHECK)
+    return()
+  endif()
+  if(NOT DEFINED TORCH_INSTALL_PREFIX)
+    # Torch found in another directory scope (an add_subdirectory), or not at all.
+    message(WARNING "my_ops: no find_package(Torch) in the directory that found my_ops, so its "
+      "library was not checked against your Torch (version range, CUDA major): call "
+      "find_package(Torch) beside find_package(my_ops) to check it, or set "
+      "-Dmy_ops_SKIP_TORCH_CHECK=ON to silence this.")
     return()
   endif()
   get_property(_facts GLOBAL PROPERTY my_ops_TORCH_CHECK_FACTS)
