@@ -64,6 +64,7 @@ import fnmatch
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -273,21 +274,30 @@ def main_branch_problems(api: Api, kind: str, commit: str) -> list[str]:
 
 # The settings of the GPU runner's organization runner group, readable only with an organization token.
 GROUP_SETTINGS = ("its repository access (this repository only), 'Allow public repositories' and its workflow "
-                  "access (Selected workflows: wheels.yml at refs/heads/main and refs/tags/v*)")
+                  "access (Selected workflows: wheels.yml at refs/heads/main and at each release tag, "
+                  "added once the tag is pushed)")
+# GitHub matches a selected workflow's ref exactly (no patterns: pytorch/test-infra#8502 adds each
+# release tag by hand) and takes only refs that exist: a release tag's entry is added after the push,
+# while the builds run; gpu-guard waits for it this long (GPU_GUARD_WAIT_SECONDS).
+GUARD_WAIT_SECONDS = 90 * 60
 
 
 def allowed_workflow(entry: str, repository: str) -> bool:
     """A runner group's selected workflow that is wheels.yml at main or at release tags."""
     path, _, ref = entry.partition("@")
-    return path == f"{repository}/.github/workflows/wheels.yml" and \
-        (ref in ("refs/heads/main", "main") or ref.startswith("refs/tags/v"))
+    return path.lower() == f"{repository}/.github/workflows/wheels.yml".lower() and \
+        (ref in ("refs/heads/main", "main") or ref.startswith(("refs/tags/v", "v")))
 
 
 def admits(entry: str, repository: str, ref: str) -> bool:
-    """Whether a selected-workflow entry lets wheels.yml run at `ref` (exact, or a glob pattern)."""
-    path, _, pattern = entry.partition("@")
-    pattern = "refs/heads/" + pattern if pattern and not pattern.startswith("refs/") else pattern
-    return path == f"{repository}/.github/workflows/wheels.yml" and fnmatch.fnmatchcase(ref, pattern)
+    """Whether a selected-workflow entry lets wheels.yml run at `ref`: the same ref (GitHub takes no
+    patterns), written in full or short (`main`, `v1.0.0`); owner and name in any case."""
+    path, _, wanted = entry.partition("@")
+    short = ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
+    return path.lower() == f"{repository}/.github/workflows/wheels.yml".lower() and wanted in (ref, short)
+
+
+NOT_ADMITTED = "does not admit this run"
 
 
 def runner_group_problems(api: Api) -> tuple[list[str], list[str]]:
@@ -331,17 +341,17 @@ def runner_group_problems(api: Api) -> tuple[list[str], list[str]]:
         if not group.get("restricted_to_workflows") or not workflows:
             problems.append(f"{where} runs any workflow file of the repository, a pull request's copy "
                             "included: set Workflow access to Selected workflows (wheels.yml at "
-                            "refs/heads/main and refs/tags/v*)")
+                            "refs/heads/main, and at each release tag once pushed)")
         else:
             wrong = [w for w in workflows if not allowed_workflow(w, repository)]
             if wrong:
                 problems.append(f"{where} also runs {', '.join(wrong)}: only wheels.yml at refs/heads/main "
-                                "and refs/tags/v* may reach the GPU runner")
+                                "and at release tags (refs/tags/v...) may reach the GPU runner")
             run_ref = os.environ.get("RUN_REF", "")
             if run_ref and not any(admits(w, repository, run_ref) for w in workflows):
-                problems.append(f"{where} does not admit this run ({run_ref}): its GPU jobs would wait until "
-                                "gpu-watchdog cancels the run; add wheels.yml@" + run_ref + " to its Selected "
-                                "workflows before the run (or a pattern covering it, where GitHub expands one)")
+                problems.append(f"{where} {NOT_ADMITTED} ({run_ref}): its GPU jobs would wait until "
+                                f"gpu-watchdog cancels the run; add {repository}/.github/workflows/wheels.yml@"
+                                f"{run_ref} to its Selected workflows (GitHub matches the ref exactly)")
     if not found:
         problems.append(f"no runner labelled gpu in any runner group of {org} that this repository may use: "
                         "the GPU jobs would wait until gpu-watchdog cancels the run")
@@ -366,7 +376,7 @@ def gpu_runner_problems(api: Api) -> list[str]:
         problems.append(f"the GPU runner {', '.join(exposed)} is registered to the repository, where every "
                         "workflow file of every branch and pull request can name it: register it in an "
                         "organization runner group limited to this repository with Workflow access 'Selected "
-                        "workflows' (.github/workflows/wheels.yml at refs/heads/main and refs/tags/v*) "
+                        "workflows' (.github/workflows/wheels.yml at refs/heads/main and at each release tag) "
                         "(docs/releasing.md)")
     return problems
 
@@ -394,7 +404,22 @@ def main(argv: list[str] | None = None) -> int:
                             "fine-grained token with 'Administration: read' on this repository as the secret "
                             "PREFLIGHT_TOKEN")
         group_problems, unverified = runner_group_problems(api)
+        # A release tag's entry can only be added once the tag exists: wait for it while the builds run.
+        wait = int(os.environ.get("GPU_GUARD_WAIT_SECONDS", GUARD_WAIT_SECONDS))
+        waited, told = 0, False
+        while waited < wait and group_problems and all(NOT_ADMITTED in p for p in group_problems):
+            if not told:
+                print(f"::warning::{group_problems[0]}; waiting up to {wait // 60} minutes for it", flush=True)
+                told = True
+            time.sleep(60)
+            waited += 60
+            group_problems, unverified = runner_group_problems(api)
         problems += group_problems
+        run_ref = os.environ.get("RUN_REF", "")
+        if unverified and run_ref.startswith("refs/tags/"):
+            print(f"::warning::a release tag: add {os.environ['REPOSITORY']}/.github/workflows/wheels.yml@{run_ref} "
+                  "to the GPU runner group's Selected workflows now, before the builds finish (GitHub matches "
+                  "the ref exactly and takes it only once the tag exists)")
         warnings = []
         for variable, secret in (("ADMIN_TOKEN", "PREFLIGHT_TOKEN"), ("ORG_TOKEN", "GPU_GUARD_ORG_TOKEN")):
             expired, expiring = token_expiry(api, variable, secret, today)

@@ -265,7 +265,7 @@ GROUPS = "/orgs/my-ops/actions/runner-groups?visible_to_repository=my_ops&per_pa
 GPU_GROUP = {"id": 3, "name": "gpu", "visibility": "selected", "default": False, "allows_public_repositories": True,
              "restricted_to_workflows": True,
              "selected_workflows": ["my-ops/my_ops/.github/workflows/wheels.yml@refs/heads/main",
-                                    "my-ops/my_ops/.github/workflows/wheels.yml@refs/tags/v*"]}
+                                    "my-ops/my_ops/.github/workflows/wheels.yml@refs/tags/v1.0.0"]}
 DEFAULT_GROUP = {"id": 1, "name": "Default", "visibility": "all", "default": True, "allows_public_repositories": False,
                  "restricted_to_workflows": False, "selected_workflows": []}
 
@@ -310,21 +310,33 @@ def test_each_gpu_group_setting_that_lets_unreviewed_code_in_fails(group, runner
 
 
 @pytest.mark.parametrize("ref,workflows,ok", [
-    ("refs/tags/v1.0.0", ["wheels.yml@refs/heads/main", "wheels.yml@refs/tags/v*"], True),
     ("refs/tags/v1.0.0", ["wheels.yml@refs/heads/main", "wheels.yml@refs/tags/v1.0.0"], True),
+    ("refs/tags/v1.0.0", ["wheels.yml@refs/heads/main", "wheels.yml@v1.0.0"], True),
+    # GitHub matches the ref exactly: a pattern admits no tag (pytorch/test-infra#8502)
+    ("refs/tags/v1.0.0", ["wheels.yml@refs/heads/main", "wheels.yml@refs/tags/v*"], False),
     ("refs/tags/v1.0.0", ["wheels.yml@refs/heads/main", "wheels.yml@refs/tags/v0.9.0"], False),
     ("refs/heads/main", ["wheels.yml@main"], True),
-    ("refs/heads/main", ["wheels.yml@refs/tags/v*"], False),
+    ("refs/heads/main", ["wheels.yml@refs/tags/v1.0.0"], False),
 ])
 def test_the_gpu_group_must_admit_this_runs_ref(ref, workflows, ok):
-    """A group that admits only another tag leaves the release's GPU jobs queued until the watchdog
-    cancels the run: the guard says so before they are queued."""
+    """A group that admits only another ref leaves the run's GPU jobs queued until the watchdog
+    cancels the run: the guard names the exact entry to add (and, with no time to wait, fails)."""
     answers = _with_groups({"selected_workflows": [f"my-ops/my_ops/.github/workflows/{w}" for w in workflows]})
     api = RecordedApi(answers)
-    api.env.update(ORG_TOKEN="o", RUN_REF=ref)
+    api.env.update(ORG_TOKEN="o", RUN_REF=ref, GPU_GUARD_WAIT_SECONDS="0")
     result = api.run("--check", "gpu-runner")
     assert (result.returncode == 0) == ok, result.stdout
     assert ("does not admit this run" in result.stdout) == (not ok)
+    if not ok:
+        assert f"add my-ops/my_ops/.github/workflows/wheels.yml@{ref} to its Selected workflows" in result.stdout
+
+
+def test_without_the_org_token_a_tag_run_is_told_the_entry_to_add():
+    api = RecordedApi(_with_groups())
+    api.env.update(RUN_REF="refs/tags/v1.0.0")
+    result = api.run("--check", "gpu-runner")
+    assert result.returncode == 0, result.stdout
+    assert "add my-ops/my_ops/.github/workflows/wheels.yml@refs/tags/v1.0.0 to the GPU runner group" in result.stdout
 
 
 def test_without_the_org_token_the_guard_says_what_it_did_not_verify():
