@@ -57,14 +57,20 @@ class FakeRunApi:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def run_watchdog(self, minutes: str) -> subprocess.CompletedProcess:
+    def run_watchdog(self, minutes: str, timeout: float = 60) -> subprocess.CompletedProcess:
         env = {**os.environ, "API_URL": self.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
                "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05", "RETRY_SECONDS": "0.01"}
         try:
             return subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env,
-                                  capture_output=True, text=True, timeout=60)
+                                  capture_output=True, text=True, timeout=timeout)
         finally:
             self.server.shutdown()
+
+    def assert_watchdog_keeps_waiting(self) -> None:
+        """Still polling after 2 s, nothing cancelled: the run is not done and nothing is stuck."""
+        with pytest.raises(subprocess.TimeoutExpired):
+            self.run_watchdog("45", timeout=2)
+        assert not self.cancelled
 
 
 def _job(name: str, status: str, minutes_ago: float) -> dict:
@@ -103,15 +109,7 @@ def test_watchdog_waits_while_the_gpu_runner_is_busy_with_another_run():
     busy = {**_job("gpu 2.11-cu130 cu130", "in_progress", 20), "labels": ["self-hosted", "linux", "x64", "gpu"]}
     api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
                       _job("wheels / gpu-watchdog", "in_progress", 70)], others=[busy])
-    env = {**os.environ, "API_URL": api.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
-           "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
-    try:
-        with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True,
-                           timeout=2)
-    finally:
-        api.server.shutdown()
-    assert not api.cancelled
+    api.assert_watchdog_keeps_waiting()
 
 
 def test_watchdog_another_runs_cpu_job_does_not_count_as_a_busy_gpu_runner():
@@ -144,14 +142,7 @@ def test_watchdog_waits_for_the_bundle_job():
     api = FakeRunApi([_job("wheels / build cu130 linux", "completed", 30),
                       _job("wheels / bundle (seal, label-free wheels)", "in_progress", 2),
                       _job("wheels / gpu-watchdog", "in_progress", 30)])
-    env = {**os.environ, "API_URL": api.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
-           "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
-    try:
-        with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True,
-                           timeout=2)
-    finally:
-        api.server.shutdown()
+    api.assert_watchdog_keeps_waiting()
 
 
 @CALLERS
@@ -169,15 +160,7 @@ def test_watchdog_waits_while_builds_run():
     """No GPU job yet and a build still running: not done; a stuck GPU job later still counts."""
     api = FakeRunApi([_job("wheels / build cu130 linux", "in_progress", 30),
                       _job("wheels / gpu-watchdog", "in_progress", 30)])
-    env = {**os.environ, "API_URL": api.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
-           "GPU_QUEUE_MINUTES": "45", "POLL_SECONDS": "0.05"}
-    try:
-        with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env, capture_output=True,
-                           timeout=2)
-    finally:
-        api.server.shutdown()
-    assert not api.cancelled
+    api.assert_watchdog_keeps_waiting()
 
 
 @pytest.mark.parametrize("event,ref,repository,kind,publish", [

@@ -180,6 +180,20 @@ esac
 """
 
 
+def _publish_github_release(tmp_path: Path, env: dict, state: str, *args: str) -> tuple:
+    """publish-github-release.sh ARGS with FAKE_GH in the release state `state`: (result, gh's call log)."""
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FAKE_GH)
+    gh.chmod(0o755)
+    log = tmp_path / "gh.log"
+    env = {**env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": state,
+           "GH_REPO": "my-ops/my_ops"}
+    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), *args], env=env,
+                            capture_output=True, text=True, timeout=60)
+    return result, log
+
+
 @pytest.mark.parametrize("state,published,uploads", [
     ("none", [], "create+all"),          # first attempt: a draft with every file
     ("draft", [], "clobber"),            # a re-run before it went public: the draft is replaced
@@ -190,15 +204,7 @@ def test_github_release_upload_finishes_a_partly_published_release(dist, tmp_pat
     recorded = Recorded()
     if published:
         _served(recorded, _release(dist, published))
-    gh = tmp_path / "bin" / "gh"
-    gh.parent.mkdir()
-    gh.write_text(FAKE_GH)
-    gh.chmod(0o755)
-    log = tmp_path / "gh.log"
-    env = {**recorded.env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": state,
-           "GH_REPO": "my-ops/my_ops"}
-    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "release", "v1.0.0",
-                             str(dist)], env=env, capture_output=True, text=True, timeout=60)
+    result, log = _publish_github_release(tmp_path, recorded.env, state, "upload", "release", "v1.0.0", str(dist))
     assert result.returncode == 0, result.stdout + result.stderr
     calls = [line for line in (log.read_text().splitlines() if log.exists() else []) if "release upload" in line]
     if uploads in ("create+all", "clobber"):
@@ -213,15 +219,8 @@ def test_github_release_upload_finishes_a_partly_published_release(dist, tmp_pat
 
 def test_github_release_upload_stops_when_gh_cannot_tell_whether_the_release_exists(dist, tmp_path):
     """A failed lookup (a 5xx) is not "no release": the upload must not --clobber what may be public."""
-    gh = tmp_path / "bin" / "gh"
-    gh.parent.mkdir()
-    gh.write_text(FAKE_GH)
-    gh.chmod(0o755)
-    log = tmp_path / "gh.log"
-    env = {**Recorded().env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": "error",
-           "GH_REPO": "my-ops/my_ops"}
-    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "release", "v1.0.0",
-                             str(dist)], env=env, capture_output=True, text=True, timeout=60)
+    result, log = _publish_github_release(tmp_path, Recorded().env, "error", "upload", "release", "v1.0.0",
+                                          str(dist))
     assert result.returncode != 0 and "cannot tell whether release v1.0.0 exists" in result.stderr
     assert "release upload" not in log.read_text() and "release create" not in log.read_text()
 
@@ -230,15 +229,7 @@ def test_github_release_upload_refuses_a_published_release_with_other_bytes(dist
     recorded = Recorded()
     release = _served(recorded, _release(dist, FILES))
     release["assets"][1]["digest"] = "sha256:" + "2" * 64
-    gh = tmp_path / "bin" / "gh"
-    gh.parent.mkdir()
-    gh.write_text(FAKE_GH)
-    gh.chmod(0o755)
-    log = tmp_path / "gh.log"
-    env = {**recorded.env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": "public",
-           "GH_REPO": "my-ops/my_ops"}
-    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "release", "v1.0.0",
-                             str(dist)], env=env, capture_output=True, text=True, timeout=60)
+    result, log = _publish_github_release(tmp_path, recorded.env, "public", "upload", "release", "v1.0.0", str(dist))
     assert result.returncode != 0 and "published with other bytes" in result.stderr
     assert "release upload" not in log.read_text()
 
@@ -256,15 +247,8 @@ def test_a_nightly_upload_makes_room_first_whatever_verify_said(tmp_path):
     tonight.mkdir()
     (tonight / "my_ops-1.0.1.dev202611300317+cu130-cp39-abi3-manylinux_2_28_x86_64.whl").write_bytes(b"w")
     recorded = Recorded()
-    gh = tmp_path / "bin" / "gh"
-    gh.parent.mkdir()
-    gh.write_text(FAKE_GH)
-    gh.chmod(0o755)
-    log = tmp_path / "gh.log"
-    env = {**recorded.env, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(log), "STATE": "public",
-           "GH_REPO": "my-ops/my_ops", "COMMIT": "c" * 40, "ASSETS": "\n".join(assets)}
-    result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), "upload", "nightly", "nightly",
-                             str(tonight)], env=env, capture_output=True, text=True, timeout=60)
+    env = {**recorded.env, "COMMIT": "c" * 40, "ASSETS": "\n".join(assets)}
+    result, log = _publish_github_release(tmp_path, env, "public", "upload", "nightly", "nightly", str(tonight))
     assert result.returncode == 0, result.stdout + result.stderr
     calls = log.read_text().splitlines()
     deleted = [c.split()[4] for c in calls if "delete-asset" in c]
