@@ -40,13 +40,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_index import sha256  # noqa: E402
 
 
 def fetch(url: str, headers: dict[str, str]) -> bytes | None:
