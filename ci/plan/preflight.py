@@ -388,6 +388,14 @@ def expiry_report(today: str | None) -> tuple[list[str], list[str]]:
     return ([f.message for f in findings if f.expired], [f.message for f in findings if not f.expired])
 
 
+def report(warnings: list[str], problems: list[str]) -> None:
+    """As GitHub annotations: the warnings, then the problems."""
+    for warning in warnings:
+        print(f"::warning::{warning}")
+    for problem in problems:
+        print(f"::error::{problem}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", choices=("all", "gpu-runner"), default="all")
@@ -425,12 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             expired, expiring = token_expiry(api, variable, secret, today)
             problems += expired
             warnings += expiring
-        for warning in warnings:
-            print(f"::warning::{warning}")
-        for setting in unverified:
-            print(f"::warning::not verified: {setting}")
-        for problem in problems:
-            print(f"::error::{problem}")
+        report(warnings + [f"not verified: {setting}" for setting in unverified], problems)
         if not problems:
             checked = "the repository's runners and fork approval" + ("" if unverified else
                                                                         ", and the GPU runner's runner group")
@@ -477,10 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     token_expired, token_expiring = token_expiry(api, "ADMIN_TOKEN", "PREFLIGHT_TOKEN", today)
     problems += token_expired
     expiring += token_expiring
-    for warning in expiring:
-        print(f"::warning::{warning}")
-    for problem in problems:
-        print(f"::error::{problem}")
+    report(expiring, problems)
     if not problems:
         print(f"preflight: every setting lets this {kind} ({ref}) publish")
     return 1 if problems else 0
