@@ -680,6 +680,25 @@ def job_names(run: dict, job: str, result: str | None = None) -> list[str]:
             if re.search(pattern, j.split("/")[-1].strip()) and (result is None or r == result)]
 
 
+def failure_excerpt(run: dict, lines: int = 30) -> str:
+    """The last lines each failed job wrote before its failure, for a log that stays behind on CI."""
+    output = run["output"].splitlines()
+    parts = []
+    for job in (j for j, r in run["jobs"].items() if r == "failed"):
+        own = [line for line in output if re.match(rf"\[{re.escape(job)}\s*\]", line)]
+        failed = next((i for i, line in enumerate(own) if "❌  Failure" in line), len(own))
+        parts.append(f"  -- {job}: the lines before its failure\n"
+                     + "\n".join("     " + line for line in own[max(0, failed - lines):failed + 1]))
+    return "\n".join(parts) or "  -- no job failed; act itself exited " + str(run["returncode"])
+
+
+def act_succeeded(c, run: dict) -> None:
+    """The check that act exits 0, with the failed jobs' last lines when it does not."""
+    c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
+    if run["returncode"] != 0:
+        print(failure_excerpt(run))
+
+
 def check_gpu_venv(c, run: dict) -> None:
     """The default pair's GPU job: the real setup-venv.sh under the runner's python3, and the pair's torch."""
     default = matrix.default_pair().name
@@ -905,7 +924,7 @@ def main() -> int:
         pages = [r for r in run["records"] if r.get("action") == "upload-pages-artifact"]
         if name in ("pull-request", "fork-pull-request", "push-main"):
             ev = "pull_request" if "pull" in name else "push"
-            c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
+            act_succeeded(c, run)
             c(len(ran("build-linux", "succeeded")) == expected(ev, "build-linux"),
               f"{expected(ev, 'build-linux')} Linux builds (x86_64 and aarch64) succeed")
             c(len(ran("build-windows", "succeeded")) == expected(ev, "build-windows"),
@@ -936,7 +955,7 @@ def main() -> int:
             c(len(ran("test-cpu", "failed")) == len(broken), "the CPU tests of the missing wheel fail, clearly")
         elif name in ("tag", "nightly"):
             kind = "release" if name == "tag" else "nightly"
-            c(run["returncode"] == 0, f"act exits 0 (log: {run['log']})")
+            act_succeeded(c, run)
             c([(r["job"], r["args"][:2]) for r in published] ==
               [("github-release", ["upload", kind]), ("github-release", ["finalize", kind])] +
               ([("prune-nightly", ["prune", "nightly"])] if kind == "nightly" else []),
