@@ -72,5 +72,12 @@ def compile_package(block: MLPBlock, path: Path, inductor_configs: dict | None =
     with torch.no_grad():
         # sizes 2 and 3 for the example: torch.export specializes sizes 0 and 1
         program = torch.export.export(block, example_inputs(2, 3, device), dynamic_shapes=(dims, dims))
+        configs = {**(inductor_configs or {}), "aot_inductor.metadata": package_metadata()}
         return Path(torch._inductor.aoti_compile_and_package(program, package_path=str(path),
-                                                             inductor_configs=inductor_configs or {}))
+                                                             inductor_configs=configs))
+
+
+def package_metadata() -> dict[str, str]:
+    """What a package of my_ops ops records (docs/deploying.md): the my_ops version
+    that compiled it, which the serving program checks against its kernel library's."""
+    return {"my_ops_version": my_ops.__version__}

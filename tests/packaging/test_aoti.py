@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import os
 import re
 import shutil
@@ -53,6 +54,7 @@ def runner(tmp_path_factory) -> Path:
         # libtorch) registers the CUDA runner: linked though no symbol of it is called
         [CXX, "-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-O0",
          *(f"-I{p}" for p in cpp_extension.include_paths()), str(ROOT / "tests/packaging/cpp/run_aoti_package.cpp"),
+         f'-DMY_OPS_VERSION="{my_ops.build_info.version}"',
          f"-L{torch_lib}", f"-Wl,-rpath,{torch_lib}", "-Wl,--no-as-needed", "-ltorch", "-ltorch_cpu", "-lc10",
          "-ldl", "-o", str(exe)],
         capture_output=True, text=True, timeout=600)
@@ -133,12 +135,15 @@ def package(request) -> Package:
     return request.getfixturevalue(f"{request.param}_package")
 
 
-def _run_cpp(runner: Path, library: str, package: Package, tmp_path: Path, device: str | None = None):
+def _run_cpp(runner: Path, library: str, package: Package, tmp_path: Path, device: str | None = None,
+             path: Path | None = None):
+    """The C++ program on package's inputs; `path`: another package file (package's by default)."""
     inputs = package.inputs()
     torch.save(inputs, tmp_path / "inputs.pt")
     result = subprocess.run(
-        [str(runner), library, str(package.path), str(tmp_path / "inputs.pt"), str(tmp_path / "outputs.pt"),
-         device or package.device, "2"], capture_output=True, text=True, env=_library_env(), timeout=300)
+        [str(runner), library, str(path or package.path), str(tmp_path / "inputs.pt"),
+         str(tmp_path / "outputs.pt"), device or package.device, "2"],
+        capture_output=True, text=True, env=_library_env(), timeout=300)
     return result, inputs
 
 
@@ -155,6 +160,59 @@ def test_cpp_program_without_the_kernel_library_is_told_what_to_load(runner, cpu
     assert re.search(r"Could not find schema for my_ops::\w+", result.stderr), result.stderr
     assert "hint: the package calls my_ops ops: load my_ops' kernel library" in result.stderr
     assert not (tmp_path / "outputs.pt").exists()
+
+
+def _recording(package: Path, version: str | None, folder: Path) -> Path:
+    """A copy of package whose metadata records my_ops `version` (None: no version):
+    a package as another my_ops would have compiled it (torch's loader reads the
+    metadata from these files)."""
+    copy_path = folder / f"recording_{version}.pt2"
+    with zipfile.ZipFile(package) as source, zipfile.ZipFile(copy_path, "w") as target:
+        for entry in source.infolist():
+            data = source.read(entry)
+            if entry.filename.endswith("_metadata.json"):
+                metadata = json.loads(data)
+                assert metadata.pop("my_ops_version") == my_ops.__version__  # (compile_package records it)
+                if version is not None:
+                    metadata["my_ops_version"] = version
+                data = json.dumps(metadata).encode()
+            target.writestr(entry, data)
+    return copy_path
+
+
+def _release() -> tuple[int, int, int]:
+    return tuple(int(part) for part in re.match(r"(\d+)\.(\d+)\.(\d+)", my_ops.__version__).groups())
+
+
+@pytest.mark.parametrize("recorded", ["newer-minor", "newer-patch", "next-major", "previous-major"])
+def test_cpp_program_refuses_a_package_the_kernel_library_may_not_serve(runner, cpu_package, tmp_path, recorded):
+    """A package compiled by a newer my_ops, or one of another major version: torch
+    would match its op arguments to the library's schemas by name, dropping what the
+    library lacks, silently; the program refuses it, naming both versions."""
+    major, minor, patch = _release()
+    version = {"newer-minor": f"{major}.{minor + 1}.0", "newer-patch": f"{major}.{minor}.{patch + 1}",
+               "next-major": f"{major + 1}.0.0", "previous-major": f"{major - 1}.9.0"}[recorded]
+    package = _recording(cpu_package.path, version, tmp_path)
+    result, _ = _run_cpp(runner, str(_kernel_library()), cpu_package, tmp_path, path=package)
+    assert result.returncode == 1, f"{result.stdout}\n{result.stderr}"
+    assert (f"the package was compiled with my_ops {version}, but the kernel library is my_ops "
+            f"{my_ops.build_info.version}") in result.stderr, result.stderr
+    assert not (tmp_path / "outputs.pt").exists()
+
+
+@pytest.mark.parametrize("recorded", ["older-in-major", "dev-of-this-release", None])
+def test_cpp_program_runs_a_package_the_kernel_library_serves(runner, cpu_package, tmp_path, recorded):
+    """Compiled by an older my_ops of the library's major version (or a development
+    build of its release): runs as eager. Without a recorded version: runs, saying
+    that it was not checked."""
+    major, minor, patch = _release()
+    version = {"older-in-major": f"{major}.0.0", "dev-of-this-release": f"{major}.{minor}.{patch}.dev202601010000",
+               None: None}[recorded]
+    result, inputs = _run_cpp(runner, str(_kernel_library()), cpu_package, tmp_path,
+                              path=_recording(cpu_package.path, version, tmp_path))
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+    assert ("does not record the my_ops version that compiled it" in result.stderr) == (version is None)
+    cpu_package.check(list(torch.load(tmp_path / "outputs.pt")), inputs)
 
 
 # A call the package's fused_add_rms_norm refuses: a residual of another shape than x.

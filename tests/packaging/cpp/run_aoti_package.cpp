@@ -15,17 +15,25 @@
 //   call, its outputs, then its inputs as they are after the call (a model
 //   may update its inputs in place), all on the CPU.
 //
+// MY_OPS_VERSION (a compile definition: find_package(my_ops)'s my_ops_VERSION)
+//   is the kernel library's version. A package records the my_ops version
+//   that compiled it (metadata "my_ops_version"); the program refuses one
+//   the library may not serve (see check_my_ops_version).
+//
 // Exits 0 when every call ran; prints the error and exits 1 otherwise.
 #include <dlfcn.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -41,6 +49,47 @@ void write_file(const char *path, const std::vector<char> &data) {
     std::ofstream file(path, std::ios::binary);
     file.write(data.data(), static_cast<std::streamsize>(data.size()));
     if (!file) throw std::runtime_error(std::string("cannot write ") + path);
+}
+
+// major.minor.patch of a version ("1.2.0", "1.2.1.dev202611270300", "1.2.0+cu130");
+// a missing part counts as 0, and the first part that is not a number ends it.
+std::array<long, 3> release_of(const std::string &version) {
+    std::array<long, 3> release{0, 0, 0};
+    std::istringstream parts(version.substr(0, version.find('+')));
+    std::string part;
+    for (auto &number : release) {
+        if (!std::getline(parts, part, '.') || part.empty() ||
+            part.find_first_not_of("0123456789") != std::string::npos)
+            break;
+        number = std::stol(part);
+    }
+    return release;
+}
+
+// The package calls my_ops' ops through the dispatcher and passes their
+// arguments by name: torch drops an argument the library's schema lacks and
+// gives a missing one its default, silently. So a package needs a library of
+// the my_ops major version that compiled it, at least as new (a release adds
+// ops and arguments with defaults, never renames or removes one within a major).
+void check_my_ops_version(const std::unordered_map<std::string, std::string> &metadata,
+                          const std::string &library_version) {
+    const auto recorded = metadata.find("my_ops_version");
+    if (recorded == metadata.end()) {
+        std::fprintf(stderr,
+                     "warning: the package does not record the my_ops version that compiled it "
+                     "(inductor_configs={\"aot_inductor.metadata\": {\"my_ops_version\": "
+                     "my_ops.__version__}}): not checked against the kernel library's, %s\n",
+                     library_version.c_str());
+        return;
+    }
+    const auto package = release_of(recorded->second), library = release_of(library_version);
+    if (package[0] != library[0] || package > library)
+        throw std::runtime_error(
+            "the package was compiled with my_ops " + recorded->second +
+            ", but the kernel library is my_ops " + library_version +
+            ": a package needs a kernel library of the same major version, at least as new " +
+            "(install my_ops " + recorded->second +
+            " or later within its major version, or recompile the package with this my_ops)");
 }
 
 }  // namespace
@@ -61,6 +110,7 @@ int main(int argc, char **argv) {
         // (-1: the current device; its index for "cuda:1")
         const c10::DeviceIndex device_index = device.has_index() ? device.index() : -1;
         torch::inductor::AOTIModelPackageLoader loader(argv[2], "model", false, 1, device_index);
+        if (library != "none") check_my_ops_version(loader.get_metadata(), MY_OPS_VERSION);
 
         const auto inputs = torch::jit::pickle_load(read_file(argv[3])).toList();
         if (arity <= 0 || inputs.size() % arity != 0)
