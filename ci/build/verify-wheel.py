@@ -23,6 +23,9 @@ Checks, each failure named in the output:
   license   the repository's LICENSE in .dist-info/licenses/, named by License-File, with
             License-Expression BSD-3-Clause, and the Project-URLs (where to report bugs)
   bundled   only my_ops/_C and libmy_ops inside; no torch or CUDA library
+  cmake     my_ops-config.cmake and my_ops-config-version.cmake beside each kernel
+            library: what find_package(my_ops) reads in the folder that
+            `python -m my_ops --cmake-prefix` prints (docs/deploying.md)
   size      under the matrix's wheel_size_limit_mb
   tools     abi3audit, check-wheel-contents and `twine check` pass
 """
@@ -52,6 +55,8 @@ import pe  # noqa: E402
 
 FORBIDDEN_LIBRARIES = re.compile(r"(^|/)(libtorch|libc10|libcudart|libcuda\.|libnvrtc|libcublas|libnvToolsExt|libgomp"
                                  r"|torch_|c10_|cudart|nvrtc)[^/]*\.(so|dll|dylib)", re.I)
+# The CMake package of a kernel library, in its folder: find_package(my_ops) reads them there.
+CMAKE_PACKAGE = ("my_ops-config.cmake", "my_ops-config-version.cmake")
 # What a macOS library may load: the system's libraries, and _C its libmy_ops.
 MACOS_SYSTEM_LIBRARY = re.compile(r"(/usr/lib/|/System/Library/|@rpath/libmy_ops\.dylib$)")
 WHEEL_NAME = re.compile(r"^my_ops-(?P<version>[^-]+)-(?P<python>cp\d+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")
@@ -223,6 +228,9 @@ def check_kernel_library(v: Verification, zf: zipfile.ZipFile, folder: str, buil
     extension = [n for n in names if re.fullmatch(rf"{re.escape(folder)}/_C[.\w-]*\.(so|pyd)", n)]
     library = find_library(names, folder)
     v.check(len(extension) == 1, f"bundled: expected one {folder}/_C extension, found {extension}")
+    missing = [f"{folder}/{name}" for name in CMAKE_PACKAGE if f"{folder}/{name}" not in names]
+    v.check(not missing, f"cmake: {missing} missing: find_package(my_ops) reads them beside the kernel library, "
+                         "in the folder `python -m my_ops --cmake-prefix` prints")
     if not v.check(library is not None, f"bundled: expected {folder}/libmy_ops.so, .dylib or my_ops.dll"):
         return extension
     report = v.report if folder == "my_ops" else v.report.setdefault("libraries", {}).setdefault(folder, {})

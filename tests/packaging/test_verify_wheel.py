@@ -79,10 +79,12 @@ def test_built_wheel_passes(tmp_path):
 
 def _broken_copy(wheel: Path, tmp_path: Path, add: dict[str, bytes] | None = None,
                  build_info: dict | None = None, name: str | None = None,
-                 replace: dict[str, bytes] | None = None) -> Path:
+                 replace: dict[str, bytes] | None = None, drop: tuple[str, ...] = ()) -> Path:
     target = tmp_path / (name or wheel.name)
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(target, "w") as dst:
         for item in src.infolist():
+            if item.filename in drop:
+                continue
             data = src.read(item)
             if build_info and item.filename == "my_ops/_build_info.json":
                 data = json.dumps({**json.loads(data), **build_info}).encode()
@@ -98,6 +100,18 @@ def test_bundled_cuda_runtime_fails(tmp_path):
     result = _verify(wheel, "--skip-tools")
     assert result.returncode == 1
     assert "bundled: libraries grafted into the wheel: ['my_ops.libs/libcudart-1a2b.so.13']" in result.stdout
+
+
+@pytest.mark.parametrize("missing", ["my_ops-config.cmake", "my_ops-config-version.cmake"])
+def test_wheel_without_the_cmake_package_fails(tmp_path, missing):
+    """find_package(my_ops) reads both files beside the kernel library."""
+    wheel = _built_wheel()
+    with zipfile.ZipFile(wheel) as zf:
+        assert f"my_ops/{missing}" in zf.namelist()  # (the built wheel has it: the copy lacks only that)
+    broken = _broken_copy(wheel, tmp_path, drop=(f"my_ops/{missing}",))
+    result = _verify(broken, "--skip-tools")
+    assert result.returncode == 1
+    assert f"cmake: ['my_ops/{missing}'] missing: find_package(my_ops) reads them" in result.stdout, result.stdout
 
 
 def test_missing_sm_fails(tmp_path):
@@ -228,6 +242,7 @@ def test_label_free_wheel_is_verified_library_by_library_and_by_the_tools(tmp_pa
 @pytest.mark.parametrize("change,message", [
     ("arch", "buildinfo {label}: arch list 8.0;9.0, expected"),
     ("label", "name: version"),
+    ("cmake", "cmake: ['my_ops/_libraries/{label}/my_ops-config.cmake'] missing"),
 ])
 def test_label_free_wheel_faults_are_found(tmp_path, change, message):
     wheel = _label_free(tmp_path)
@@ -237,6 +252,8 @@ def test_label_free_wheel_faults_are_found(tmp_path, change, message):
         with zipfile.ZipFile(wheel) as zf:
             info = json.loads(zf.read(record))
         broken = _broken_copy(wheel, tmp_path, replace={record: json.dumps({**info, "arch_list": "8.0;9.0"}).encode()})
+    elif change == "cmake":
+        broken = _broken_copy(wheel, tmp_path, drop=(f"my_ops/_libraries/{label}/my_ops-config.cmake",))
     else:
         broken = tmp_path / wheel.name.replace("-cp39", f"+{label}-cp39")
         shutil.copy(wheel, broken)
