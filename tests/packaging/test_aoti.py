@@ -219,7 +219,7 @@ def test_cpp_program_runs_a_package_the_kernel_library_serves(runner, cpu_packag
 REFUSAL = "my_ops.fused_add_rms_norm: expected residual to have the same shape as x"
 # The generated model calls a custom op through torch's proxy executor; a call
 # written bare, not inside AOTI_TORCH_ERROR_CODE_CHECK(...), drops the error code
-# (torch 2.10 and 2.11: CppWrapperCpu.generate_fallback_kernel_with_runtime_lookup_aot).
+# (torch 2.11: CppWrapperCpu.generate_fallback_kernel_with_runtime_lookup_aot).
 UNCHECKED_CALL = re.compile(r"^[ \t]*aoti_torch_proxy_executor_call_function\(", re.MULTILINE)
 
 
@@ -246,7 +246,7 @@ def test_the_package_calls_custom_ops_through_the_proxy_executor(cpu_package):
 def test_cpp_program_fails_when_fused_add_rms_norm_refuses(runner, cpu_package, tmp_path):
     """A residual of another shape than x: the op refuses; the program must fail,
     not write the output of a block that skipped the op. Where torch drops the
-    error (2.10, 2.11), the test checks that it does so, then is an expected failure."""
+    error (torch 2.11), the test checks that it does so, then is an expected failure."""
     x, residual = torch.randn(2, 3, HIDDEN), torch.randn(2, 4, HIDDEN)
     torch.save([x, residual], tmp_path / "inputs.pt")
     result = subprocess.run(
