@@ -10,7 +10,6 @@ import torch
 from torch import Tensor
 
 from . import _torch_compat as _compat
-from ._arguments import reraise_explained
 from ._runtime import _lib, _ops, _refuse_forward_ad
 
 _MUTATE: dict = {}  # mutating op -> what call_mutating calls
@@ -72,8 +71,5 @@ def _mutating_op(name: str) -> None:
 
 
 def call_mutating(op, args):
-    """The Python API's call of a mutating op (its tensor arguments first in args)."""
-    try:
-        return _MUTATE[op](*args)
-    except NotImplementedError as failure:
-        reraise_explained(op, args, failure)
+    """The Python API's call of a mutating op."""
+    return _MUTATE[op](*args)

@@ -1,5 +1,5 @@
 """The one road of every my_ops call: each family's typed Python API calls
-torch.ops.my_ops.<op> (_call), and the kernels torch.library registers here
+torch.ops.my_ops.<op>, and the kernels torch.library registers here
 (_autograd, _vmap, _autocast, _mutating) sit in the dispatcher, so every road
 has the same checks, kernels and errors.
 """
@@ -10,19 +10,10 @@ import torch
 from torch import Tensor
 
 from . import _rules, _torch_compat as _compat
-from ._arguments import reraise_explained
 from ._formulas import _vjp_formula
 
 _ops = torch.ops.my_ops
 _lib = torch.library.Library("my_ops", "IMPL")
-
-
-def _call(op, tensors, *args):
-    """op(*args), the Python API's call; `tensors` (its tensor arguments) name a jagged nested one."""
-    try:
-        return op(*args)
-    except NotImplementedError as failure:
-        reraise_explained(op, tensors, failure)
 
 
 def _forward_ad_error(op) -> RuntimeError:
@@ -112,11 +103,16 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
 
 
 # Keys of tensors the kernels do not take, so that the rules name the argument;
-# CompositeExplicitAutograd: a call whose every tensor argument is None.
+# CompositeExplicitAutograd: a call whose every tensor argument is None. A jagged
+# nested tensor has no backend key: AutogradNestedTensor, then (inference_mode,
+# which skips autograd keys) its class's __torch_dispatch__, by a registered rule.
 for _name in _rules.op_names():
     for _key in ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU", "NestedTensorCUDA",
-                 "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):
+                 "AutogradNestedTensor", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):
         _lib.impl(_name, _rules.reject(_name), _key)
+    if _compat.JAGGED is not None:
+        torch.library.register_torch_dispatch(f"my_ops::{_name}", _compat.JAGGED, lambda cls, func, types, args,
+                                              kwargs, reject=_rules.reject(_name): reject(*args), lib=_lib)
 
 
 def _differentiable_backward(name: str, math, tensor_args: int) -> None:

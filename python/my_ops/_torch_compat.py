@@ -99,6 +99,16 @@ def schema(op):
     return get_signature_for_torch_op(op, return_schemas=True)[1][0]
 
 
+def _jagged_tensor_class():
+    """The class of torch.nested's jagged tensors, by a public lookup (torch lists it among
+    torch.load's safe globals; building one to ask its type costs seconds of imports)."""
+    return next((g for g in torch.serialization.get_safe_globals() if isinstance(g, type)
+                 and issubclass(g, torch.Tensor) and g.__name__ == "NestedTensor"), None)
+
+
+JAGGED = _jagged_tensor_class()
+
+
 def same_storage(a, b) -> bool:
     return a.untyped_storage() is b.untyped_storage()  # (one Python object per live storage)
 

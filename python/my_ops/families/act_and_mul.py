@@ -11,7 +11,7 @@ from torch import Tensor, nn
 
 from .. import _rules
 from .._formulas import _accumulator
-from .._runtime import _autograd, _call, _differentiable_backward, _lib, _ops
+from .._runtime import _autograd, _differentiable_backward, _lib, _ops
 from .._vmap import register_batching
 
 __all__ = ["silu_and_mul", "gelu_and_mul", "SiluAndMul", "GeluAndMul"]
@@ -23,7 +23,7 @@ __all__ = ["silu_and_mul", "gelu_and_mul", "SiluAndMul", "GeluAndMul"]
 # with each activation's derivative in torch ops (for double backward).
 def silu_and_mul(x: Tensor) -> Tensor:
     """SwiGLU gate: for x [..., 2 * d], return ``silu(x[..., :d]) * x[..., d:]`` [..., d]."""
-    return _call(_ops.silu_and_mul.default, (x,), x)
+    return _ops.silu_and_mul.default(x)
 
 
 def gelu_and_mul(x: Tensor, approximate: str = "none") -> Tensor:
@@ -31,7 +31,7 @@ def gelu_and_mul(x: Tensor, approximate: str = "none") -> Tensor:
 
     ``approximate`` is ``"none"`` (erf) or ``"tanh"``, as in ``torch.nn.functional.gelu``.
     """
-    return _call(_ops.gelu_and_mul.default, (x,), x, approximate)
+    return _ops.gelu_and_mul.default(x, approximate)
 
 
 def _silu_grad(gate: Tensor) -> Tensor:
@@ -83,7 +83,7 @@ def _gated_unit(name: str, activation, activation_grad) -> None:
 
     def backward(ctx, grad: Tensor):
         (x,) = ctx.saved_tensors
-        return (_call(backward_op, (grad, x), grad, x, *ctx.extra), *([None] * len(ctx.extra)))
+        return (backward_op(grad, x, *ctx.extra), *([None] * len(ctx.extra)))
 
     _autograd(name, backward, setup_context=setup_context)
     register_batching(_lib, name, rows=(0,))
