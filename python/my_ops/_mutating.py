@@ -16,9 +16,11 @@ _MUTATE: dict = {}  # mutating op -> what call_mutating calls
 
 
 def _mutating_op(name: str) -> None:
-    """Refuses a tensor that requires grad (it would silently lose its history)
-    and writes to inference tensors outside inference_mode, as torch does; bumps
-    the written tensors' version counters, as torch's in-place ops do."""
+    """Refuses a tensor that requires grad (it would silently lose its history;
+    a read-only one too: nothing tells a training step from torch.export's
+    inference IR, which drops no_grad blocks) and writes to inference tensors
+    outside inference_mode, as torch does; bumps the written tensors' version
+    counters, as torch's in-place ops do."""
     op = getattr(_ops, name).default
     arguments = _compat.schema(op).arguments
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
@@ -32,7 +34,8 @@ def _mutating_op(name: str) -> None:
                         f"my_ops.{name}: argument '{argument.name}' requires grad, but my_ops.{name} "
                         f"{'writes its arguments in place and ' if written else 'is an inference op that '}"
                         "has no autograd formula; call it under torch.no_grad() or pass tensors that do not "
-                        f"require grad (e.g. {argument.name}.detach())")
+                        f"require grad (e.g. {argument.name}.detach()); an exported program's run_decompositions() "
+                        "drops torch.no_grad() blocks: run its module() under torch.no_grad()")
         if not torch.is_inference_mode_enabled():  # (outside it, inference tensors reach this key too)
             for i in written:
                 if isinstance(args[i], Tensor) and args[i].is_inference():  # (None: the op's rules name it)
