@@ -1,6 +1,4 @@
-"""What the Python API does with float arguments, which the dispatcher would
-convert silently: as the schema takes them, or refused.
-"""
+"""The Python API's float arguments, which the dispatcher would convert silently."""
 
 from __future__ import annotations
 
@@ -11,9 +9,8 @@ from torch import Tensor
 
 
 def float_argument(name: str, argument: str, value, also: str = ""):
-    """A real number (NumPy's included) as a float. A bool or a tensor, which the
-    dispatcher would silently convert, is refused; what the dispatcher refuses
-    (None, a str, a complex) is passed on, for its error, as through torch.ops."""
+    """A real number (NumPy's included) as a float; a bool or a tensor refused; what the
+    dispatcher refuses (None, a str, a complex) passed on, for its error, as through torch.ops."""
     if type(value) is float or isinstance(value, (torch.SymFloat, torch.SymInt)):
         return value
     if isinstance(value, (bool, Tensor)):

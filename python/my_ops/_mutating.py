@@ -10,9 +10,9 @@ import torch
 from torch import Tensor
 
 from . import _torch_compat as _compat
-from ._runtime import _lib, _ops, _refuse_forward_ad
+from ._runtime import _forward_ad_error, _lib, _ops
 
-_MUTATE: dict = {}  # mutating op -> what call_mutating calls
+_MUTATE: dict = {}  # mutating op -> what call_mutating calls, where not the op itself
 
 
 def _mutating_op(name: str) -> None:
@@ -26,7 +26,8 @@ def _mutating_op(name: str) -> None:
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
 
     def inplace_kernel(keyset, *args):  # (keyset None: the Python API's checks, without the kernel)
-        _refuse_forward_ad(op, args, keyset)
+        if _compat.forward_ad_active(args, keyset):
+            raise _forward_ad_error(op)
         if torch.is_grad_enabled():
             for argument, value in zip(arguments, args):
                 if isinstance(value, Tensor) and value.requires_grad:
@@ -50,7 +51,6 @@ def _mutating_op(name: str) -> None:
 
     if _compat.CAN_REDISPATCH:
         _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
-        _MUTATE[op] = op
     else:  # (not under inference_mode, which skips the key, nor dynamo, which cannot trace it)
         _MUTATE[op] = lambda *args: op(*args) if torch.compiler.is_compiling() or torch.is_inference_mode_enabled() \
             else inplace_kernel(None, *args)
@@ -75,4 +75,4 @@ def _mutating_op(name: str) -> None:
 
 def call_mutating(op, args):
     """The Python API's call of a mutating op."""
-    return _MUTATE[op](*args)
+    return _MUTATE.get(op, op)(*args)

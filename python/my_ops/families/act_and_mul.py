@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .. import _rules
-from .._formulas import _accumulator
-from .._runtime import _autograd, _differentiable_backward, _lib, _ops
+from .._formulas import _accumulator, _vjp_formula
+from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
 __all__ = ["silu_and_mul", "gelu_and_mul", "SiluAndMul", "GeluAndMul"]
@@ -74,7 +74,7 @@ def _gated_unit(name: str, activation, activation_grad) -> None:
         grad_up = g * activation(gate, *extra)
         return torch.cat([grad_gate, grad_up], dim=-1).to(x.dtype)
 
-    _differentiable_backward(f"{name}_backward", backward_math, tensor_args=2)
+    _autograd(f"{name}_backward", *_vjp_formula(backward_math, tensor_args=2))
     register_batching(_lib, f"{name}_backward", rows=(0, 1))
 
     def setup_context(ctx, inputs, output) -> None:

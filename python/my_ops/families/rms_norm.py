@@ -14,9 +14,9 @@ import my_ops  # the package, for my_ops.triton_rms_norm (set after this module 
 
 from .. import _rules
 from .._arguments import float_argument as _float
-from .._formulas import _accumulator
+from .._formulas import _accumulator, _vjp_formula
 from .._mutating import _mutating_op, call_mutating
-from .._runtime import _autograd, _differentiable_backward, _lib, _ops
+from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
 __all__ = ["rms_norm", "fused_add_rms_norm", "RMSNorm"]
@@ -89,7 +89,7 @@ def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: fl
     return grad_x.to(x.dtype), grad_weight.to(weight.dtype)
 
 
-_differentiable_backward("rms_norm_backward", _rms_norm_backward_math, tensor_args=3)
+_autograd("rms_norm_backward", *_vjp_formula(_rms_norm_backward_math, tensor_args=3))
 # (the weight gradient sums over rows: once per sample)
 register_batching(_lib, "rms_norm_backward")
 
