@@ -10,8 +10,9 @@ def _accumulator(dtype: torch.dtype) -> torch.dtype:
 
 
 def _vjp_formula(math, tensor_args: int):
-    """(setup_context, backward) of a fused backward op: the gradient of `math`, the
-    same backward in differentiable torch ops (its first tensor_args arguments tensors)."""
+    """(backward, setup_context), as _runtime._autograd takes them, of a fused backward op
+    (second and higher orders): the gradient of `math`, the same backward in
+    differentiable torch ops (its first tensor_args arguments tensors)."""
 
     def setup_context(ctx, inputs, output) -> None:
         ctx.save_for_backward(*inputs[:tensor_args])
@@ -27,4 +28,4 @@ def _vjp_formula(math, tensor_args: int):
         result = vjp(cotangents if len(cotangents) > 1 else cotangents[0])
         return (*result, *([None] * len(extra)))
 
-    return setup_context, backward
+    return backward, setup_context

@@ -10,22 +10,24 @@ import torch
 from torch import Tensor
 
 from . import _torch_compat as _compat
-from ._arguments import reraise_explained
-from ._runtime import _lib, _ops, _refuse_forward_ad
+from ._runtime import _forward_ad_error, _lib, _ops
 
-_MUTATE: dict = {}  # mutating op -> what call_mutating calls
+_MUTATE: dict = {}  # mutating op -> what call_mutating calls, where not the op itself
 
 
 def _mutating_op(name: str) -> None:
-    """Refuses a tensor that requires grad (it would silently lose its history)
-    and writes to inference tensors outside inference_mode, as torch does; bumps
-    the written tensors' version counters, as torch's in-place ops do."""
+    """Refuses a tensor that requires grad (it would silently lose its history;
+    a read-only one too: nothing tells a training step from torch.export's
+    inference IR, which drops no_grad blocks) and writes to inference tensors
+    outside inference_mode, as torch does; bumps the written tensors' version
+    counters, as torch's in-place ops do."""
     op = getattr(_ops, name).default
     arguments = _compat.schema(op).arguments
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
 
     def inplace_kernel(keyset, *args):  # (keyset None: the Python API's checks, without the kernel)
-        _refuse_forward_ad(op, args, keyset)
+        if _compat.forward_ad_active(args, keyset):
+            raise _forward_ad_error(op)
         if torch.is_grad_enabled():
             for argument, value in zip(arguments, args):
                 if isinstance(value, Tensor) and value.requires_grad:
@@ -33,7 +35,8 @@ def _mutating_op(name: str) -> None:
                         f"my_ops.{name}: argument '{argument.name}' requires grad, but my_ops.{name} "
                         f"{'writes its arguments in place and ' if written else 'is an inference op that '}"
                         "has no autograd formula; call it under torch.no_grad() or pass tensors that do not "
-                        f"require grad (e.g. {argument.name}.detach())")
+                        f"require grad (e.g. {argument.name}.detach()); an exported program's run_decompositions() "
+                        "drops torch.no_grad() blocks: run its module() under torch.no_grad()")
         if not torch.is_inference_mode_enabled():  # (outside it, inference tensors reach this key too)
             for i in written:
                 if isinstance(args[i], Tensor) and args[i].is_inference():  # (None: the op's rules name it)
@@ -48,7 +51,6 @@ def _mutating_op(name: str) -> None:
 
     if _compat.CAN_REDISPATCH:
         _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
-        _MUTATE[op] = op
     else:  # (not under inference_mode, which skips the key, nor dynamo, which cannot trace it)
         _MUTATE[op] = lambda *args: op(*args) if torch.compiler.is_compiling() or torch.is_inference_mode_enabled() \
             else inplace_kernel(None, *args)
@@ -72,8 +74,5 @@ def _mutating_op(name: str) -> None:
 
 
 def call_mutating(op, args):
-    """The Python API's call of a mutating op (its tensor arguments first in args)."""
-    try:
-        return _MUTATE[op](*args)
-    except NotImplementedError as failure:
-        reraise_explained(op, args, failure)
+    """The Python API's call of a mutating op."""
+    return _MUTATE.get(op, op)(*args)

@@ -42,9 +42,19 @@ class Clause:
 @dataclass
 class Param:
     name: str
-    is_tensor: bool
-    optional: bool = False  # Tensor?: None passes
+    kind: str  # Tensor, float, int, bool or str
+    optional: bool = False  # Tensor?, float?, ...: None passes
     clauses: list[Clause] = field(default_factory=list)
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind == "Tensor"
+
+
+# Each clause and the kind of argument it applies to (`>=N`: an int's least value).
+_CLAUSE_KINDS = {**dict.fromkeys(("like", "like_or_wider", "dim>=", "dim", "shape", "even", "rows", "written",
+                                  "apart", "apart_or_same", "scale"), "Tensor"),
+                 "eps": "float", "one_of": "str", ">=": "int"}
 
 
 def _parse_clause(word: str) -> Clause:
@@ -67,17 +77,42 @@ def op_names() -> list[str]:
     return [line.split("\t")[0] for line in _C.op_rules().splitlines()]
 
 
+def parse(arguments, text: str) -> list[Param]:
+    """The rules `text` of a schema's `arguments`; ValueError, with op_rules.cpp's
+    words, for a malformed text (which that reader refuses when the library loads)."""
+    params = {}
+    for a in arguments:
+        kind = str(a.type)
+        optional = kind.startswith("Optional[")
+        kind = kind[9:-1] if optional else kind
+        if kind not in ("Tensor", "float", "int", "bool", "str"):
+            raise ValueError(f"argument '{a.name}' has a type the rules do not take "
+                             "(Tensor, float, int, bool or str, each optionally with ?)")
+        params[a.name] = Param(a.name, kind, optional)
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        if ":" not in entry:
+            raise ValueError(f"rule without 'arg:': {entry}")
+        arg, words = (part.strip() for part in entry.split(":", 1))
+        if arg not in params:
+            raise ValueError(f"rules name an unknown argument '{arg}'")
+        p = params[arg]
+        for word in words.split():
+            clause = _parse_clause(word)
+            if clause.ref and clause.key != "one_of" and clause.ref not in params:
+                raise ValueError(f"rules name an unknown argument '{clause.ref}'")
+            if clause.key not in _CLAUSE_KINDS:
+                raise ValueError(f"unknown clause '{word}'")
+            if _CLAUSE_KINDS[clause.key] != p.kind:
+                raise ValueError(f"clause '{word}' does not apply to the {p.kind} argument '{p.name}'")
+            p.clauses.append(clause)
+    return list(params.values())
+
+
 @functools.cache
 def rules(op: str) -> list[Param]:
     """op's rules, parsed on first use (the first fake-kernel call), not at import."""
     text = dict(line.split("\t") for line in _C.op_rules().splitlines())[op]
-    schema = _schema(getattr(torch.ops.my_ops, op).default)
-    params = {a.name: Param(a.name, str(a.type) in ("Tensor", "Optional[Tensor]"),
-                            str(a.type) == "Optional[Tensor]") for a in schema.arguments}
-    for entry in filter(None, (e.strip() for e in text.split(";"))):
-        arg, clauses = entry.split(":", 1)
-        params[arg.strip()].clauses += [_parse_clause(w) for w in clauses.split()]
-    return list(params.values())
+    return parse(_schema(getattr(torch.ops.my_ops, op).default).arguments, text)
 
 
 def _fail(op: str, message: str):
@@ -145,9 +180,10 @@ def _disjoint_spans(a: Tensor, b: Tensor) -> bool:
     return bool(a_end <= b_start) or bool(b_end <= a_start)
 
 
-def check(op: str, *args) -> None:
-    """Raise RuntimeError("my_ops.<op>: ...") where the real kernel would."""
-    params = rules(op)
+def check(op: str, *args, params: list[Param] | None = None) -> None:
+    """Raise RuntimeError("my_ops.<op>: ...") where the real kernel would (by
+    `params`, parse()'s, instead of op's rules: tests/ops/test_rules.py)."""
+    params = rules(op) if params is None else params
     for p, a in zip(params, args):
         if not p.is_tensor:
             continue
@@ -170,10 +206,15 @@ def check(op: str, *args) -> None:
         if p.is_tensor:
             if a is not None:
                 _check_tensor(op, p, a, by_name)
-        elif any(c.key == "eps" for c in p.clauses) and a is not None and not (math.isfinite(a) and a >= 0):
+        elif a is None:
+            continue
+        elif any(c.key == "eps" for c in p.clauses) and not (math.isfinite(a) and a >= 0):
             _fail(op, f"expected {p.name} to be a finite number >= 0, but got {a:g}")
         else:
             for c in p.clauses:
+                if c.key == ">=":
+                    _check(a >= c.number, lambda: f"my_ops.{op}: expected {p.name} to be >= {c.number}, "
+                                                  f"but got {a}")
                 if c.key == "one_of" and a not in c.ref.split("|"):
                     words = [f"'{w}'" for w in c.ref.split("|")]
                     expected = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]

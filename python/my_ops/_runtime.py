@@ -1,5 +1,5 @@
 """The one road of every my_ops call: each family's typed Python API calls
-torch.ops.my_ops.<op> (_call), and the kernels torch.library registers here
+torch.ops.my_ops.<op>, and the kernels torch.library registers here
 (_autograd, _vmap, _autocast, _mutating) sit in the dispatcher, so every road
 has the same checks, kernels and errors.
 """
@@ -10,31 +10,16 @@ import torch
 from torch import Tensor
 
 from . import _rules, _torch_compat as _compat
-from ._arguments import reraise_explained
-from ._formulas import _vjp_formula
 
 _ops = torch.ops.my_ops
 _lib = torch.library.Library("my_ops", "IMPL")
 
 
-def _call(op, tensors, *args):
-    """op(*args), the Python API's call; `tensors` (its tensor arguments) name a jagged nested one."""
-    try:
-        return op(*args)
-    except NotImplementedError as failure:
-        reraise_explained(op, tensors, failure)
-
-
 def _forward_ad_error(op) -> RuntimeError:
+    """No forward-mode formula: a call with a tangent is refused, not answered without it."""
     return RuntimeError(f"my_ops.{op.name().split('::')[1].split('.')[0]}: forward-mode AD (dual tensors, "
                         "torch.func.jvp, jacfwd, hessian) is not supported; use reverse mode (backward, "
                         "torch.autograd.grad, torch.func.grad, vjp, jacrev)")
-
-
-def _refuse_forward_ad(op, args, keyset=None) -> None:
-    """No forward-mode formula: a call with a tangent is refused, not answered without it."""
-    if _compat.forward_ad_active(args, keyset):
-        raise _forward_ad_error(op)
 
 
 def _copies_of_inference_tensors(args) -> tuple:
@@ -59,11 +44,10 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
         args, keyset = args_and_keyset[:-1], args_and_keyset[-1]
         if _compat.under_transforms(keyset):
             if torch.compiler.is_compiling():  # (non-strict torch.export runs this eagerly)
-                raise RuntimeError(
-                    f"my_ops.{name}: differentiating through the op under torch.func transforms works "
-                    "eagerly, outside torch.compile and torch.export (neither can trace a torch.func "
-                    "transform over my_ops: compiling or exporting the function without the transform "
-                    "works, with ordinary autograd)")
+                raise RuntimeError(f"my_ops.{name}: differentiating through the op under torch.func transforms "
+                                   "works eagerly, outside torch.compile and torch.export (neither can trace a "
+                                   "torch.func transform over my_ops: compiling or exporting the function without "
+                                   "the transform works, with ordinary autograd)")
             with torch.enable_grad():  # (apply turns grad off; the outer levels must record the call)
                 output = redispatch(op, keyset & after_autograd, args)
         else:
@@ -112,14 +96,13 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
 
 
 # Keys of tensors the kernels do not take, so that the rules name the argument;
-# CompositeExplicitAutograd: a call whose every tensor argument is None.
+# CompositeExplicitAutograd: a call whose every tensor argument is None. A jagged
+# nested tensor has no backend key: AutogradNestedTensor, then (inference_mode,
+# which skips autograd keys) its class's __torch_dispatch__, by a registered rule.
 for _name in _rules.op_names():
     for _key in ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU", "NestedTensorCUDA",
-                 "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):
+                 "AutogradNestedTensor", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):
         _lib.impl(_name, _rules.reject(_name), _key)
-
-
-def _differentiable_backward(name: str, math, tensor_args: int) -> None:
-    """Autograd of the fused backward op <name> (second and higher orders)."""
-    setup_context, backward = _vjp_formula(math, tensor_args)
-    _autograd(name, backward, setup_context)
+    if _compat.JAGGED is not None:
+        torch.library.register_torch_dispatch(f"my_ops::{_name}", _compat.JAGGED, lambda cls, func, types, args,
+                                              kwargs, reject=_rules.reject(_name): reject(*args), lib=_lib)

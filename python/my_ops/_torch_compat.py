@@ -18,6 +18,7 @@ import os
 
 import torch
 import torch.autograd.forward_ad as _forward_ad
+from torch.fx.operator_schemas import get_signature_for_torch_op  # (loaded by torch itself)
 
 # For tests only: names listed here (comma-separated) count as missing (those
 # torch itself uses cannot be deleted from torch to simulate it).
@@ -94,9 +95,13 @@ else:
 
 def schema(op):
     """An op overload's FunctionSchema, by torch.fx's public lookup."""
-    from torch.fx.operator_schemas import get_signature_for_torch_op
-
     return get_signature_for_torch_op(op, return_schemas=True)[1][0]
+
+
+# torch.nested's jagged tensor class, by a public lookup (torch lists it among
+# torch.load's safe globals; building one to ask its type costs seconds of imports)
+JAGGED = next((g for g in torch.serialization.get_safe_globals() if isinstance(g, type)
+               and issubclass(g, torch.Tensor) and g.__name__ == "NestedTensor"), None)
 
 
 def same_storage(a, b) -> bool:

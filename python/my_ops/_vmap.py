@@ -28,18 +28,15 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
         size = next(a.shape[d] for a, d in zip(args, in_dims) if d is not None)
         if written and checked:  # (each call sees its sample alone: ask whether samples overlap)
             _rules.check_memory(name, *[a.movedim(d, 0) if d is not None else a for a, d in zip(args, in_dims)])
-        if size == 0 and not written:  # the outputs' shapes from a sample of zeros
-            one = op(*[a.new_zeros(a.shape[:d] + a.shape[d + 1:]) if d is not None else a
-                       for a, d in zip(args, in_dims)])
-            if isinstance(one, tuple):
-                return tuple(o.new_empty((0, *o.shape)) for o in one), (0,) * len(one)
-            return one.new_empty((0, *one.shape)), 0
-        results = [op(*sample(args, in_dims, i)) for i in range(size)]
-        if written and (not results or results[0] is None):  # (an op that writes and returns nothing)
+        # (no samples: the outputs' shapes from a sample of zeros, new tensors, so nothing is written)
+        samples = [sample(args, in_dims, i) for i in range(size)] or \
+            [[a.new_zeros(a.shape[:d] + a.shape[d + 1:]) if d is not None else a for a, d in zip(args, in_dims)]]
+        results = [op(*s) for s in samples]
+        if results[0] is None:  # (an op that writes and returns nothing)
             return None, None
         if isinstance(results[0], tuple):
-            return tuple(torch.stack(out) for out in zip(*results)), (0,) * len(results[0])
-        return torch.stack(results), 0
+            return tuple(torch.stack(out)[:size] for out in zip(*results)), (0,) * len(results[0])
+        return torch.stack(results)[:size], 0
 
     def rule(info, in_dims, *args):
         in_dims = tuple(in_dims) + (None,) * (len(args) - len(in_dims))

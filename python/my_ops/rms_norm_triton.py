@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 from torch.library import triton_op, wrap_triton
 
-from . import _formulas, _rules, _runtime
+from . import _formulas, _rules, _runtime, _torch_compat
 from ._rms_norm_triton_kernels import MAX_HIDDEN, _backward_kernel, _forward_kernel, _layout
 from ._vmap import register_batching
 from .families.rms_norm import _eps, _rms_norm_backward_math, _rms_norm_setup
@@ -53,8 +53,8 @@ def _refuse_dual(op, *tensors: Tensor) -> None:
     """Forward-mode AD has no formula here: a dual tensor reaching the op (also
     through torch.ops, where torch's custom-op autograd would drop its
     tangent) is refused. The tangent is still visible below autograd."""
-    if not torch.compiler.is_compiling():
-        _runtime._refuse_forward_ad(op, tensors)
+    if not torch.compiler.is_compiling() and _torch_compat.forward_ad_active(tensors):
+        raise _runtime._forward_ad_error(op)
 
 
 def _eps_argument(eps: float, x: Tensor):
@@ -165,7 +165,7 @@ def _autograd_backward(ctx, grad: Tensor):
 
 
 # Second and higher orders: the vjp of the same backward in torch ops, as my_ops.rms_norm's.
-_setup_double, _double_backward = _formulas._vjp_formula(_rms_norm_backward_math, tensor_args=3)
+_double_backward, _setup_double = _formulas._vjp_formula(_rms_norm_backward_math, tensor_args=3)
 torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_rms_norm_setup)
 torch.library.register_autograd("my_ops::triton_rms_norm_backward", _double_backward, setup_context=_setup_double)
 register_batching(_runtime._lib, "triton_rms_norm", rows=(0,))

@@ -5,7 +5,8 @@
  * needs no Python: a LibTorch program can load that library by itself.
  *
  * It exposes the two things Python's fake kernels share with the binding:
- * the op rule texts and the exact overlap test.
+ * the op rule texts and the exact overlap test; and, for tests, the C++
+ * rule reader on a rule text of no op.
  */
 #define Py_LIMITED_API 0x03090000
 #include <Python.h>
@@ -13,10 +14,20 @@
 #include "overlap.h"
 
 MY_OPS_API const char *my_ops_op_rules(void);
+MY_OPS_API const char *my_ops_check_rules(const char *schema, const char *rules,
+                                          const char *values);
 
 static PyObject *op_rules(PyObject *self, PyObject *unused) {
     (void)self, (void)unused;
     return PyUnicode_FromString(my_ops_op_rules());
+}
+
+/* check_rules(schema, rules, values) -> "" or the refusal (tests: see op_rules.cpp). */
+static PyObject *check_rules(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *schema, *rules, *values;
+    if (!PyArg_ParseTuple(args, "sss", &schema, &rules, &values)) return NULL;
+    return PyUnicode_FromString(my_ops_check_rules(schema, rules, values));
 }
 
 enum { MAX_DIMS = 64 };
@@ -64,6 +75,8 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"op_rules", op_rules, METH_NOARGS,
      "The argument rules of every op, one 'op<TAB>rules' line each."},
+    {"check_rules", check_rules, METH_VARARGS,
+     "For tests: a rule text checked on scalar values, one line each -> '' or the refusal."},
     {"overlap", overlap, METH_VARARGS,
      "overlap((sizes, strides, element_size, start)[, other]) -> 0, 1 or 2"},
     {NULL, NULL, 0, NULL},

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "export.h"
@@ -158,11 +159,26 @@ std::string device_text(const api::Tensor &t) {
     }
 }
 
-OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules_(rules) {
-    const std::string text(schema);
+OpRules::OpRules(const char *schema, const char *rules, bool listed)
+    : schema_(schema), rules_(rules) {
+    if (!listed) {
+        parse();
+        return;
+    }
+    try {
+        parse();
+    } catch (const std::invalid_argument &e) {
+        bad_definition(schema, e.what());
+    }
+    all_rules().push_back(this);
+}
+
+void OpRules::parse() {
+    const std::string text(schema_);
     // the argument list: from the first '(' to the last ')' before "->" ("Tensor(a!)" has its own)
     const auto open = text.find('('), close = text.rfind(')', text.find("->"));
-    if (open == std::string::npos || close == std::string::npos) bad_definition(schema, "no (...)");
+    if (open == std::string::npos || close == std::string::npos)
+        throw std::invalid_argument("no (...)");
     name_ = trim(text.substr(0, open));
     for (const auto &arg : split(text.substr(open + 1, close - open - 1), ',')) {
         if (arg.empty()) continue;
@@ -170,19 +186,28 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
         Param p;
         p.name = arg.substr(space + 1);
         p.name = p.name.substr(0, p.name.find('='));  // drop a default value
-        p.is_tensor = arg.compare(0, 6, "Tensor") == 0;
-        p.optional = arg.compare(0, 7, "Tensor?") == 0;
+        std::string type = arg.substr(0, std::min(arg.find('('), space));  // drop "(a!)"
+        p.optional = !type.empty() && type.back() == '?';
+        p.kind = p.optional ? type.substr(0, type.size() - 1) : type;
+        if (p.kind != "Tensor" && p.kind != "float" && p.kind != "int" && p.kind != "bool" &&
+            p.kind != "str")
+            throw std::invalid_argument(
+                "argument '" + p.name +
+                "' has a type the rules do not take "
+                "(Tensor, float, int, bool or str, each optionally with ?)");
+        p.is_tensor = p.kind == "Tensor";
         params_.push_back(p);
     }
     auto index_of = [&](const std::string &name) {
         for (size_t i = 0; i < params_.size(); ++i)
             if (params_[i].name == name) return static_cast<int>(i);
-        bad_definition(schema, "rules name an unknown argument '" + name + "'");
+        throw std::invalid_argument("rules name an unknown argument '" + name + "'");
     };
-    for (const auto &entry : split(rules, ';')) {
+    for (const auto &entry : split(rules_, ';')) {
         if (entry.empty()) continue;
         const auto colon = entry.find(':');
-        if (colon == std::string::npos) bad_definition(schema, "rule without 'arg:': " + entry);
+        if (colon == std::string::npos)
+            throw std::invalid_argument("rule without 'arg:': " + entry);
         Param &p = params_[index_of(trim(entry.substr(0, colon)))];
         for (const auto &word : split(entry.substr(colon + 1), ' ')) {
             if (word.empty()) continue;
@@ -211,28 +236,37 @@ OpRules::OpRules(const char *schema, const char *rules) : schema_(schema), rules
                     c.ref_index = index_of(value);
                 }
             }
-            static const char *known[] = {
-                "like",    "like_or_wider", "dim>=",         "dim", "shape",  "even", "rows",
-                "written", "apart",         "apart_or_same", "eps", "one_of", "scale"};
-            bool ok = false;
-            for (const char *k : known) ok = ok || c.key == k;
-            if (!ok) bad_definition(schema, "unknown clause '" + word + "'");
+            // each clause and the kind of argument it applies to (`>=N`: an int's least value)
+            static const std::pair<const char *, const char *> known[] = {
+                {"like", "Tensor"},  {"like_or_wider", "Tensor"},
+                {"dim>=", "Tensor"}, {"dim", "Tensor"},
+                {"shape", "Tensor"}, {"even", "Tensor"},
+                {"rows", "Tensor"},  {"written", "Tensor"},
+                {"apart", "Tensor"}, {"apart_or_same", "Tensor"},
+                {"scale", "Tensor"}, {"eps", "float"},
+                {"one_of", "str"},   {">=", "int"}};
+            const char *kind = nullptr;
+            for (const auto &k : known)
+                if (c.key == k.first) kind = k.second;
+            if (kind == nullptr) throw std::invalid_argument("unknown clause '" + word + "'");
+            if (p.kind != kind)
+                throw std::invalid_argument("clause '" + word + "' does not apply to the " +
+                                            p.kind + " argument '" + p.name + "'");
             p.clauses.push_back(c);
         }
     }
-    all_rules().push_back(this);
 }
 
 void OpRules::fail(const std::string &message) const {
     throw std::runtime_error("my_ops." + name_ + ": " + message);
 }
 
-void OpRules::check(std::initializer_list<Arg> args) const {
-    if (args.size() != params_.size()) fail("internal error: wrong number of checked arguments");
+void OpRules::check(const Arg *args, size_t count) const {
+    if (count != params_.size()) fail("internal error: wrong number of checked arguments");
     // Each tensor's own properties first, so that the relations below compare valid tensors.
-    size_t i = 0;
-    for (const Arg &arg : args) {
-        const Param &p = params_[i++];
+    for (size_t i = 0; i < count; ++i) {
+        const Arg &arg = args[i];
+        const Param &p = params_[i];
         if (!p.is_tensor) continue;
         // (None reaches a `Tensor` argument through torch.ops as an undefined tensor)
         if (arg.tensor == nullptr || !arg.tensor->defined()) {
@@ -257,18 +291,22 @@ void OpRules::check(std::initializer_list<Arg> args) const {
             fail("expected " + p.name + " to be on the CPU or a CUDA device, but got " +
                  device_text(t));
     }
-    i = 0;
-    for (const Arg &arg : args) {
-        const Param &p = params_[i++];
+    for (size_t i = 0; i < count; ++i) {
+        const Arg &arg = args[i];
+        const Param &p = params_[i];
         if (p.is_tensor) {
             if (arg.tensor != nullptr) check_tensor(p, *arg.tensor, args);
             continue;
         }
+        if (!arg.present) continue;  // None
         for (const Clause &c : p.clauses) {
             if (c.key == "eps" && !(std::isfinite(arg.number) && arg.number >= 0.0))
                 fail("expected " + p.name + " to be a finite number >= 0, but got " +
                      number_text(arg.number));
             if (c.key == "one_of") check_one_of(p, c, *arg.text);
+            if (c.key == ">=" && arg.integer < c.number)
+                fail("expected " + p.name + " to be >= " + std::to_string(c.number) + ", but got " +
+                     std::to_string(arg.integer));
         }
     }
 }
@@ -283,11 +321,10 @@ void OpRules::check_one_of(const Param &p, const Clause &c, const std::string &v
     fail("expected " + p.name + " to be " + expected + ", but got '" + value + "'");
 }
 
-void OpRules::check_tensor(const Param &p, const api::Tensor &t,
-                           std::initializer_list<Arg> args) const {
+void OpRules::check_tensor(const Param &p, const api::Tensor &t, const Arg *args) const {
     const std::string &n = p.name;
     for (const Clause &c : p.clauses) {
-        const api::Tensor *ref = c.ref_index >= 0 ? args.begin()[c.ref_index].tensor : nullptr;
+        const api::Tensor *ref = c.ref_index >= 0 ? args[c.ref_index].tensor : nullptr;
         const std::string &r = c.ref;
         if (c.key == "like" || c.key == "like_or_wider") {
             // messages are built only on failure: check() runs on every call
@@ -388,4 +425,45 @@ extern "C" MY_OPS_API const char *my_ops_op_rules(void) {
         text += '\n';
     }
     return text.c_str();
+}
+
+// For tests (tests/ops/test_rules.py, through my_ops._C.check_rules): the rules of
+// a schema that no op has, checked on scalar arguments given as text, one line
+// each ("None", an int, True/False, a float, a str). Returns "" where they pass,
+// else the refusal ("bad definition: ..." for a malformed text).
+extern "C" MY_OPS_API const char *my_ops_check_rules(const char *schema, const char *rules,
+                                                     const char *values);
+extern "C" MY_OPS_API const char *my_ops_check_rules(const char *schema, const char *rules,
+                                                     const char *values) {
+    static std::string result;
+    result.clear();
+    try {
+        const my_ops::OpRules op(schema, rules, /*listed=*/false);
+        std::vector<std::string> texts;
+        std::istringstream in(values);
+        for (std::string line; std::getline(in, line);) texts.push_back(line);
+        if (texts.size() != op.params().size()) throw std::runtime_error("one value per argument");
+        std::vector<my_ops::Arg> args;
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string &kind = op.params()[i].kind, &text = texts[i];
+            if (text == "None")
+                args.emplace_back();
+            else if (kind == "int")
+                args.emplace_back(static_cast<int64_t>(std::stoll(text)));
+            else if (kind == "bool")
+                args.emplace_back(text == "True");
+            else if (kind == "float")
+                args.emplace_back(std::strtod(text.c_str(), nullptr));
+            else if (kind == "str")
+                args.emplace_back(text);
+            else
+                throw std::runtime_error("a tensor given as text");
+        }
+        op.check(args.data(), args.size());
+    } catch (const std::invalid_argument &e) {
+        result = std::string("bad definition: ") + e.what();
+    } catch (const std::exception &e) {
+        result = e.what();
+    }
+    return result.c_str();
 }

@@ -27,7 +27,10 @@
 // An optional tensor (Tensor?) that is None passes; when given, its clauses apply.
 // A float argument may have the clause `eps`: finite and >= 0 (a float? that is
 // None passes: the op gives it its meaning). A str argument
-// may have `one_of=a|b|c`: one of those words.
+// may have `one_of=a|b|c`: one of those words. An int argument may have `>=N`:
+// at least N. A bool argument has no clauses. Any of these may be optional
+// (`int?`, ...): None passes. A clause on an argument of another kind, or an
+// argument of another type (`int[]`, `SymInt`, ...), is a bad definition.
 #pragma once
 
 #include <initializer_list>
@@ -43,26 +46,35 @@ namespace my_ops {
 struct Arg {
     Arg(const api::Tensor &t) : tensor(&t) {}  // NOLINT: implicit by design
     Arg(double v) : number(v) {}               // NOLINT
-    Arg(std::optional<double> v) : number(v.value_or(0.0)) {}  // NOLINT: float?: None passes
+    Arg(std::optional<double> v) : number(v.value_or(0.0)), present(v.has_value()) {}  // NOLINT
+    Arg(int64_t v) : integer(v) {}             // NOLINT
+    Arg(std::optional<int64_t> v) : integer(v.value_or(0)), present(v.has_value()) {}  // NOLINT
+    Arg(bool v) : flag(v) {}                   // NOLINT
     Arg(const std::string &s) : text(&s) {}    // NOLINT
     Arg(const std::optional<api::Tensor> &t) : tensor(t ? &*t : nullptr) {}  // NOLINT: None: null
+    Arg() : present(false) {}  // None, for any optional argument
     const api::Tensor *tensor = nullptr;
     double number = 0.0;
+    int64_t integer = 0;
+    bool flag = false;
     const std::string *text = nullptr;
+    bool present = true;  // false: None (a float?, int?, ... that passes)
 };
 
 class OpRules {
   public:
     // Parses both texts (a malformed one aborts loading with a message) and
-    // records them for my_ops_op_rules().
-    OpRules(const char *schema, const char *rules);
+    // records them for my_ops_op_rules(). Unlisted (my_ops_check_rules, for
+    // tests): not recorded, and a malformed text throws std::invalid_argument.
+    OpRules(const char *schema, const char *rules, bool listed = true);
 
     const char *schema() const { return schema_; }
     const char *rules_text() const { return rules_; }
     const char *name() const { return name_.c_str(); }
 
     // Throws std::runtime_error "my_ops.<op>: ..." for the first broken rule.
-    void check(std::initializer_list<Arg> args) const;
+    void check(std::initializer_list<Arg> args) const { check(args.begin(), args.size()); }
+    void check(const Arg *args, size_t count) const;
 
     // Throws "my_ops.<op>: <message>".
     [[noreturn]] void fail(const std::string &message) const;
@@ -75,14 +87,18 @@ class OpRules {
     };
     struct Param {
         std::string name;
+        std::string kind;  // Tensor, float, int, bool or str
         bool is_tensor = false;
-        bool optional = false;  // Tensor?: None passes
+        bool optional = false;  // Tensor?, float?, ...: None passes
         std::vector<Clause> clauses;
     };
 
+    const std::vector<Param> &params() const { return params_; }
+
   private:
+    void parse();
     void check_one_of(const Param &p, const Clause &c, const std::string &value) const;
-    void check_tensor(const Param &p, const api::Tensor &t, std::initializer_list<Arg> args) const;
+    void check_tensor(const Param &p, const api::Tensor &t, const Arg *args) const;
 
     const char *schema_;
     const char *rules_;

@@ -83,3 +83,38 @@ def test_non_strict_export_of_torch_func_grad_refused():
     with pytest.raises(RuntimeError, match=r"outside torch.compile and torch.export .* exporting the function "
                                            r"without the transform works"):
         torch.export.export(_GradOfNorm(), (torch.randn(3, 8, dtype=torch.float64),), strict=False)
+
+
+class _NormInPlace(nn.Module):
+    """A mutating op inside torch.no_grad() in forward, its read-only weight a parameter (requires grad)."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(hidden, dtype=torch.float64).float())
+        self.register_buffer("residual", torch.zeros(4, hidden))
+
+    def forward(self, x):
+        x, residual = x.clone(), self.residual.clone()
+        with torch.no_grad():
+            my_ops.fused_add_rms_norm(x, residual, self.weight, 1e-6)
+        return x
+
+
+def test_exported_mutating_op_after_run_decompositions():
+    """The inference IR (run_decompositions) drops the no_grad region, so the op
+    meets its parameter with grad mode on, as a training step would, where its
+    weight would silently get no gradient: refused, naming the op, the argument
+    and what to do; under torch.no_grad() the program runs as eagerly."""
+    x = make_input((4, 16), torch.float32, "cpu")
+    model = _NormInPlace(16)
+    expected = model(x)
+    program = torch.export.export(model, (x,)).run_decompositions()
+    with pytest.raises(RuntimeError, match=r"^my_ops\.fused_add_rms_norm: argument 'weight' requires grad, .*"
+                                           r"run_decompositions\(\) drops torch\.no_grad\(\) blocks: run its "
+                                           r"module\(\) under torch\.no_grad\(\)$"):
+        program.module()(x)
+    with torch.no_grad():
+        got = program.module()(x)
+    assert torch.equal(got, expected)
+    want, _ = reference.fused_add_rms_norm(x, torch.zeros(4, 16), model.weight.detach(), 1e-6)
+    assert_matches(got, want, torch.float32)

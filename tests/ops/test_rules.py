@@ -5,6 +5,7 @@ refused whichever kernel the dispatcher picks; overlap is decided exactly."""
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import re
 
@@ -291,3 +292,60 @@ def test_a_scale_of_another_dtype_is_named_by_its_own_rule(spec, argument):
     with FakeTensorMode() as mode:
         fake = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
         assert re.search(message, _error(lambda: spec.op(*fake)))
+
+
+# ----------------------------------------------------------- the rule language's kinds
+_KINDS = "q(Tensor? bias, int group_size, int? bits, bool transpose, bool? fast, float? eps, str mode) -> ()"
+_KIND_RULES = "group_size: >=1; bits: >=2; eps: eps; mode: one_of=row|col"
+_GOOD = dict(bias=None, group_size=128, bits=None, transpose=True, fast=None, eps=None, mode="row")
+
+# (schema, rules, the arguments that differ from _GOOD) -> the refusal both readers give, or "".
+RULE_TEXTS = [
+    (_KINDS, _KIND_RULES, {}, ""),
+    (_KINDS, _KIND_RULES, dict(group_size=1, bits=2, transpose=False, fast=True, eps=0.0, mode="col"), ""),
+    (_KINDS, _KIND_RULES, dict(group_size=0), "my_ops.q: expected group_size to be >= 1, but got 0"),
+    (_KINDS, _KIND_RULES, dict(group_size=-7), "my_ops.q: expected group_size to be >= 1, but got -7"),
+    (_KINDS, _KIND_RULES, dict(bits=1), "my_ops.q: expected bits to be >= 2, but got 1"),
+    (_KINDS, _KIND_RULES, dict(eps=-0.5), "my_ops.q: expected eps to be a finite number >= 0, but got -0.5"),
+    (_KINDS, _KIND_RULES, dict(eps=math.nan), "my_ops.q: expected eps to be a finite number >= 0, but got nan"),
+    (_KINDS, _KIND_RULES, dict(mode="tile"), "my_ops.q: expected mode to be 'row' or 'col', but got 'tile'"),
+    (_KINDS, _KIND_RULES, dict(bias=None, group_size=0, bits=1),  # the first broken rule, in argument order
+     "my_ops.q: expected group_size to be >= 1, but got 0"),
+    ("q(Tensor bias) -> ()", "", dict(bias=None), "my_ops.q: expected bias to be a tensor, but got None"),
+    ("q(bool flag) -> ()", "flag: >=1", {}, "bad definition: clause '>=1' does not apply to the bool argument 'flag'"),
+    ("q(int n) -> ()", "n: eps", {}, "bad definition: clause 'eps' does not apply to the int argument 'n'"),
+    ("q(float e) -> ()", "e: >=0", {}, "bad definition: clause '>=0' does not apply to the float argument 'e'"),
+    ("q(Tensor x, int n) -> ()", "n: like=x", {},
+     "bad definition: clause 'like=x' does not apply to the int argument 'n'"),
+    ("q(int? n) -> ()", "n: one_of=a|b", {},
+     "bad definition: clause 'one_of=a|b' does not apply to the int argument 'n'"),
+    ("q(int n) -> ()", "n: positive", {}, "bad definition: unknown clause 'positive'"),
+    ("q(int n) -> ()", "m: >=1", {}, "bad definition: rules name an unknown argument 'm'"),
+    ("q(int n) -> ()", "n >=1", {}, "bad definition: rule without 'arg:': n >=1"),
+    ("q(int[] sizes) -> ()", "", {}, "bad definition: argument 'sizes' has a type the rules do not take "
+     "(Tensor, float, int, bool or str, each optionally with ?)"),
+]
+
+
+def _python_reader(schema: str, text: str, values: list) -> str:
+    try:
+        params = _rules.parse(torch._C.parse_schema(schema).arguments, text)
+        _rules.check("q", *values, params=params)
+    except ValueError as bad:
+        return f"bad definition: {bad}"
+    except RuntimeError as refused:
+        return str(refused)
+    return ""
+
+
+@pytest.mark.parametrize("schema, text, changed, expected", RULE_TEXTS, ids=[r[3] or "accepted" for r in RULE_TEXTS])
+def test_both_rule_readers_take_the_same_texts_and_values(schema, text, changed, expected):
+    """The C++ reader (op_rules.cpp, through _C.check_rules) and the Python one
+    (_rules.py) on rule texts of no op, with scalar arguments of every kind: the
+    same values accepted, the same refused with the same message, the same
+    malformed texts refused (the C++ reader aborts loading on those)."""
+    names = [a.name for a in torch._C.parse_schema(schema).arguments]
+    values = [changed.get(n, _GOOD.get(n, 1)) for n in names]
+    as_text = "\n".join(repr(v) if isinstance(v, float) else str(v) for v in values)
+    assert _C.check_rules(schema, text, as_text) == expected
+    assert _python_reader(schema, text, values) == expected

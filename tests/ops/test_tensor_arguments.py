@@ -1,14 +1,13 @@
 """Tensor arguments that are no dense tensor: None is named by the op's
-rules (the same message through torch.ops: test_roads.py); a jagged nested
-tensor fails in torch's own conversions, before the kernels' checks, with a
-message that names neither op nor argument; the Python API names both."""
+rules (the same message through torch.ops: test_roads.py); so is a jagged
+nested tensor, on both roads (its class dispatches in Python, before any
+kernel's check: my_ops registers a torch_dispatch rule for it)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-import my_ops
 import specs
 
 
@@ -24,10 +23,22 @@ def test_none_for_a_tensor_argument(spec):
             spec.api(*bad)
 
 
-def test_jagged_nested_tensor():
-    x = torch.nested.nested_tensor([torch.randn(2, 8), torch.randn(3, 8)], layout=torch.jagged)
-    with pytest.raises(RuntimeError, match=r"^my_ops\.rms_norm: expected x to be a dense \(strided\) tensor, "
-                                           r"but got a nested tensor$"):
-        my_ops.rms_norm(x, torch.ones(8))
-    with torch.no_grad(), pytest.raises(RuntimeError, match=r"^my_ops\.silu_and_mul: expected x to be a dense"):
-        my_ops.silu_and_mul(x)
+@pytest.mark.parametrize("road", ["api", "torch.ops", "inference_mode"])
+@pytest.mark.parametrize("spec", specs.ALL, ids=str)
+def test_jagged_nested_tensor(spec, road):
+    """Each tensor argument in turn a jagged nested tensor: refused naming the
+    op and the argument, with the rules' RuntimeError, whichever road
+    (torch.ops under inference_mode: no autograd key runs)."""
+    args = spec.resolve(torch.randn(spec.input_shape, dtype=torch.float32))
+    call = (spec.api or spec.op) if road == "api" else spec.op
+    for i, argument in enumerate(spec.op._schema.arguments):
+        if not isinstance(args[i] if i < len(args) else None, torch.Tensor) or args[i].dim() == 0:
+            continue
+        rows = args[i].reshape(-1, args[i].shape[-1])
+        jagged = torch.nested.nested_tensor([rows[:1], rows[1:]] if len(rows) > 1 else [rows, rows],
+                                            layout=torch.jagged)
+        bad = [jagged if j == i else a for j, a in enumerate(args)]
+        message = (rf"^my_ops\.{spec.name}: expected {argument.name} to be a dense \(strided\) tensor, "
+                   r"but got a nested tensor$")
+        with torch.inference_mode(road == "inference_mode"), pytest.raises(RuntimeError, match=message):
+            call(*bad)

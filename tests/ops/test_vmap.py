@@ -124,6 +124,27 @@ def test_vmap_of_an_empty_batch(device):
     assert out.shape == (0, 3, 8)
 
 
+@pytest.mark.parametrize("spec", specs.ALL, ids=repr)
+def test_vmap_of_an_empty_batch_of_every_op(spec, device):
+    """Every tensor argument batched with no samples (the per-sample road
+    where a non-row, such as the weight, is batched): the outputs of one
+    sample's shape and dtype behind a batch of 0, for the ops that write
+    in place and return too."""
+    sample = spec.resolve(make_input(spec.input_shape, torch.float32, device))
+    positions = _tensor_positions(sample)
+    empty = [a.new_zeros((0, *a.shape)) if i in positions else a for i, a in enumerate(sample)]
+    in_dims = tuple(0 if i in positions else None for i in range(len(sample)))
+    fn = spec.api or spec.op
+    with torch.no_grad():
+        want = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in sample])
+        if want is None:
+            assert torch.vmap(fn, in_dims=in_dims, out_dims=None)(*empty) is None
+            return
+        got = torch.vmap(fn, in_dims=in_dims)(*empty)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    assert [(g.shape, g.dtype) for g in got] == [((0, *w.shape), w.dtype) for w in want]
+
+
 def test_vmap_refuses_samples_that_are_not_rows(device):
     """A batch of 0-D samples is not a batch of rows: refused as the op
     refuses a 0-D x (the batch is not taken for the hidden dimension)."""

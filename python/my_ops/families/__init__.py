@@ -1,7 +1,7 @@
 """The op families: one module per family, as src/binding/<family>.cpp.
 
 A family module holds, beside each of its ops, everything Python knows of it:
-the typed function (through _runtime._call), the fake kernel
+the typed function (which calls torch.ops.my_ops.<op>), the fake kernel
 (torch.library.register_fake), the autograd registration, the float64
 reference and the nn.Module if any. Its `__all__` lists its public names,
 which my_ops/__init__.py star-imports (one line per family, written out so

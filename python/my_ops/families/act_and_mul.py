@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .. import _rules
-from .._formulas import _accumulator
-from .._runtime import _autograd, _call, _differentiable_backward, _lib, _ops
+from .._formulas import _accumulator, _vjp_formula
+from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
 __all__ = ["silu_and_mul", "gelu_and_mul", "SiluAndMul", "GeluAndMul"]
@@ -23,7 +23,7 @@ __all__ = ["silu_and_mul", "gelu_and_mul", "SiluAndMul", "GeluAndMul"]
 # with each activation's derivative in torch ops (for double backward).
 def silu_and_mul(x: Tensor) -> Tensor:
     """SwiGLU gate: for x [..., 2 * d], return ``silu(x[..., :d]) * x[..., d:]`` [..., d]."""
-    return _call(_ops.silu_and_mul.default, (x,), x)
+    return _ops.silu_and_mul.default(x)
 
 
 def gelu_and_mul(x: Tensor, approximate: str = "none") -> Tensor:
@@ -31,7 +31,7 @@ def gelu_and_mul(x: Tensor, approximate: str = "none") -> Tensor:
 
     ``approximate`` is ``"none"`` (erf) or ``"tanh"``, as in ``torch.nn.functional.gelu``.
     """
-    return _call(_ops.gelu_and_mul.default, (x,), x, approximate)
+    return _ops.gelu_and_mul.default(x, approximate)
 
 
 def _silu_grad(gate: Tensor) -> Tensor:
@@ -74,7 +74,7 @@ def _gated_unit(name: str, activation, activation_grad) -> None:
         grad_up = g * activation(gate, *extra)
         return torch.cat([grad_gate, grad_up], dim=-1).to(x.dtype)
 
-    _differentiable_backward(f"{name}_backward", backward_math, tensor_args=2)
+    _autograd(f"{name}_backward", *_vjp_formula(backward_math, tensor_args=2))
     register_batching(_lib, f"{name}_backward", rows=(0, 1))
 
     def setup_context(ctx, inputs, output) -> None:
@@ -83,7 +83,7 @@ def _gated_unit(name: str, activation, activation_grad) -> None:
 
     def backward(ctx, grad: Tensor):
         (x,) = ctx.saved_tensors
-        return (_call(backward_op, (grad, x), grad, x, *ctx.extra), *([None] * len(ctx.extra)))
+        return (backward_op(grad, x, *ctx.extra), *([None] * len(ctx.extra)))
 
     _autograd(name, backward, setup_context=setup_context)
     register_batching(_lib, name, rows=(0,))

@@ -11,7 +11,7 @@ from torch import Tensor
 from .. import _rules
 from .._arguments import float_argument as _float
 from .._mutating import _mutating_op, call_mutating
-from .._runtime import _autograd, _call, _lib, _ops
+from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
 __all__ = ["short_kernel", "mul", "muladd", "add_out"]
@@ -20,7 +20,7 @@ __all__ = ["short_kernel", "mul", "muladd", "add_out"]
 # --------------------------------------------------------------- short_kernel
 def short_kernel(x: Tensor) -> Tensor:
     """Return ``x * 1.23`` as a new contiguous tensor of x's shape and dtype."""
-    return _call(_ops.short_kernel.default, (x,), x)
+    return _ops.short_kernel.default(x)
 
 
 @torch.library.register_fake("my_ops::short_kernel")
@@ -40,7 +40,7 @@ register_batching(_lib, "short_kernel", rows=(0,))  # (elementwise: every tensor
 # ------------------------------------------------------------------------ mul
 def mul(a: Tensor, b: Tensor) -> Tensor:
     """Element-wise ``a * b``; a and b must have the same shape, dtype and device."""
-    return _call(_ops.mul.default, (a, b), a, b)
+    return _ops.mul.default(a, b)
 
 
 @torch.library.register_fake("my_ops::mul")
@@ -68,7 +68,7 @@ register_batching(_lib, "mul", rows=(0, 1))
 # --------------------------------------------------------------------- muladd
 def muladd(a: Tensor, b: Tensor, c: float) -> Tensor:
     """Element-wise ``a * b + c``; a and b must have the same shape, dtype and device."""
-    return _call(_ops.muladd.default, (a, b), a, b, _float("muladd", "c", c))
+    return _ops.muladd.default(a, b, _float("muladd", "c", c))
 
 
 @torch.library.register_fake("my_ops::muladd")

@@ -25,7 +25,6 @@ import torch
 from torch import Tensor
 
 from .. import _rules
-from .._arguments import reraise_explained
 from .._mutating import _mutating_op, call_mutating
 from .._runtime import _lib, _ops
 from .._vmap import register_batching
@@ -38,14 +37,6 @@ FP8_MAX = 448.0
 MIN_SCALE = 1 / (448 * 512)  # the per-token scale's floor (an all-zero row)
 
 
-def _run(op, tensors, *args):
-    """op(*args); a failure with a wrong argument type explained as the other ops' (naming the argument)."""
-    try:
-        return op(*args)
-    except (TypeError, RuntimeError, NotImplementedError, AttributeError) as failure:
-        reraise_explained(op, tensors, failure)
-
-
 def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1e-6) -> Tensor:
     """``fp8(rms_norm(x, weight, eps) / scale)``: x [..., hidden] -> float8_e4m3fn [..., hidden].
 
@@ -54,7 +45,7 @@ def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1
     """
     if type(eps) is not float:
         eps = _eps("rms_norm_fp8", x, eps)
-    return _run(_ops.rms_norm_fp8.default, (x, weight, scale), x, weight, scale, eps)
+    return _ops.rms_norm_fp8.default(x, weight, scale, eps)
 
 
 def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
@@ -65,7 +56,7 @@ def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
     """
     if type(eps) is not float:
         eps = _eps("rms_norm_fp8_per_token", x, eps)
-    return _run(_ops.rms_norm_fp8_per_token.default, (x, weight), x, weight, eps, scale_ub)
+    return _ops.rms_norm_fp8_per_token.default(x, weight, eps, scale_ub)
 
 
 def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor,
@@ -86,12 +77,12 @@ def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor
 
 def silu_and_mul_fp8(x: Tensor, scale: Tensor) -> Tensor:
     """``fp8(silu(x[..., :d]) * x[..., d:] / scale)``: x [..., 2 * d] -> float8_e4m3fn [..., d]."""
-    return _run(_ops.silu_and_mul_fp8.default, (x, scale), x, scale)
+    return _ops.silu_and_mul_fp8.default(x, scale)
 
 
 def silu_and_mul_fp8_per_token(x: Tensor, scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """``(out, scales)``: silu(x[..., :d]) * x[..., d:] quantized row by row, scales float32 [..., 1]."""
-    return _run(_ops.silu_and_mul_fp8_per_token.default, (x,), x, scale_ub)
+    return _ops.silu_and_mul_fp8_per_token.default(x, scale_ub)
 
 
 # ------------------------------------------------------------ fake kernels

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from .. import _rules
 from .._autocast import register_lower_precision
-from .._runtime import _autograd, _call, _lib, _ops
+from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
 __all__ = ["matmul"]
@@ -22,7 +22,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     Under ``torch.autocast`` it runs in the region's dtype, as torch.matmul:
     float32 (and float16/bfloat16) operands on the region's device are cast to
     it first; float64 operands are not cast."""
-    return _call(_ops.matmul.default, (a, b), a, b)
+    return _ops.matmul.default(a, b)
 
 
 @torch.library.register_fake("my_ops::matmul")

@@ -14,9 +14,9 @@ import my_ops  # the package, for my_ops.triton_rms_norm (set after this module 
 
 from .. import _rules
 from .._arguments import float_argument as _float
-from .._formulas import _accumulator
+from .._formulas import _accumulator, _vjp_formula
 from .._mutating import _mutating_op, call_mutating
-from .._runtime import _autograd, _call, _differentiable_backward, _lib, _ops
+from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
 __all__ = ["rms_norm", "fused_add_rms_norm", "RMSNorm"]
@@ -61,7 +61,7 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
     """
     if type(eps) is not float:  # (tested here, not in _checked_eps: a call less on the common road)
         eps = _checked_eps("rms_norm", eps)
-    return _call(_ops.rms_norm.default, (x, weight), x, weight, eps)
+    return _ops.rms_norm.default(x, weight, eps)
 
 
 @torch.library.register_fake("my_ops::rms_norm")
@@ -89,7 +89,7 @@ def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: fl
     return grad_x.to(x.dtype), grad_weight.to(weight.dtype)
 
 
-_differentiable_backward("rms_norm_backward", _rms_norm_backward_math, tensor_args=3)
+_autograd("rms_norm_backward", *_vjp_formula(_rms_norm_backward_math, tensor_args=3))
 # (the weight gradient sums over rows: once per sample)
 register_batching(_lib, "rms_norm_backward")
 
@@ -102,7 +102,7 @@ def _rms_norm_setup(ctx, inputs, output) -> None:
 
 def _rms_norm_backward(ctx, grad: Tensor):
     x, weight = ctx.saved_tensors
-    grad_x, grad_weight = _call(_ops.rms_norm_backward.default, (grad, x, weight), grad, x, weight, ctx.eps)
+    grad_x, grad_weight = _ops.rms_norm_backward.default(grad, x, weight, ctx.eps)
     return (
         grad_x if ctx.needs_input_grad[0] else None,
         grad_weight if ctx.needs_input_grad[1] else None,
