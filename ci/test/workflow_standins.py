@@ -202,8 +202,10 @@ class StandIns:
             if "page=1" not in raw:
                 return ok({"jobs": []})
             now = datetime.now(timezone.utc)
+            # a completed job passed (gpu-watchdog fails with a GPU job that did not)
             jobs = [{"name": name, "status": status,
-                     "created_at": (now - timedelta(minutes=ago)).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                     "created_at": (now - timedelta(minutes=ago)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     "conclusion": "success" if status == "completed" else None}
                     for name, status, ago in state["gpu_jobs"]]
             return ok({"jobs": jobs})
         if rest.startswith("environments/"):
