@@ -11,6 +11,15 @@
         --set-aside, and writes `pending=true|false` (files left to upload) to
         $GITHUB_OUTPUT; exits 1 when PyPI has a file of the same name with
         other bytes.
+    ci/release/published.py pypi-holds --version VERSION
+        after the upload: exits 0 once PyPI lists exactly the sealed files of
+        my_ops VERSION, each with its sealed sha256: the label-free wheels of
+        MANIFEST (the bundle job's seal, JSON name -> sha256) and the sdist
+        my_ops-VERSION.tar.gz (PEP 625's name) with SDIST_SHA256 (the
+        assemble job's output). A file with other bytes, or one the seal does
+        not name, fails at once; a sealed file not listed yet is asked for
+        again (PyPI's JSON API lags an upload by up to minutes: RETRY_SECONDS,
+        default 15, doubled each time, TRIES, default 6) and fails after that.
 
 Why: a re-run after part of a version went public (the GitHub Release out,
 PyPI failed) must finish it, not stop at the first step that finds its work
@@ -36,6 +45,7 @@ import json
 import os
 import shutil
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -82,6 +92,46 @@ def pypi_digests(version: str) -> dict[str, str]:
     return {f["filename"]: f["digests"]["sha256"] for f in json.loads(body)["urls"]} if body else {}
 
 
+def pypi_holds_problems(sealed: dict[str, str], published: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(sealed files PyPI does not list yet, problems no wait can fix) for my_ops on PyPI."""
+    missing = sorted(set(sealed) - set(published))
+    problems = [f"{name}: PyPI holds sha256 {published[name]}, the seal says {sealed[name]}"
+                for name in sorted(set(sealed) & set(published)) if published[name] != sealed[name]]
+    problems += [f"{name}: on PyPI but not one of this run's sealed files (uploaded by hand?)"
+                 for name in sorted(set(published) - set(sealed))]
+    return missing, problems
+
+
+def pypi_holds(version: str) -> int:
+    """The `pypi-holds` mode (the module's docstring)."""
+    sealed = {name: digest for name, digest in json.loads(os.environ["MANIFEST"]).items() if "+" not in name}
+    sealed[f"my_ops-{version}.tar.gz"] = os.environ["SDIST_SHA256"]
+    delay, tries = float(os.environ.get("RETRY_SECONDS", "15")), int(os.environ.get("TRIES", "6"))
+    for attempt in range(tries):
+        try:
+            missing, problems = pypi_holds_problems(sealed, pypi_digests(version))
+        except (urllib.error.URLError, OSError, ValueError) as error:  # HTTPError is a URLError
+            missing, problems = sorted(sealed), []
+            print(f"published: PyPI's JSON API: {error}", file=sys.stderr)
+        if problems:
+            for problem in problems:
+                print(f"::error::{problem}", file=sys.stderr)
+            print(f"::error::PyPI's my_ops {version} is not what this run sealed and tested; files on PyPI "
+                  "can be yanked but never replaced: yank this version and publish a new one", file=sys.stderr)
+            return 1
+        if not missing:
+            print(f"published: PyPI holds exactly the {len(sealed)} sealed files of my_ops {version}, "
+                  "each with its sealed sha256", file=sys.stderr)
+            return 0
+        if attempt + 1 < tries:
+            wait = delay * 2 ** attempt
+            print(f"published: PyPI does not list {', '.join(missing)} yet; asking again in {wait:.0f} s",
+                  file=sys.stderr)
+            time.sleep(wait)
+    print(f"::error::PyPI still does not list {', '.join(missing)} for my_ops {version}", file=sys.stderr)
+    return 1
+
+
 def compare(folder: Path, published: dict[str, str]) -> tuple[list[Path], list[Path], list[str]]:
     """(already published with the same bytes, not yet published, problems)."""
     same, missing, problems = [], [], []
@@ -108,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     pypi.add_argument("--version", required=True)
     pypi.add_argument("--dir", type=Path, required=True)
     pypi.add_argument("--set-aside", type=Path, required=True)
+    holds = sub.add_parser("pypi-holds")
+    holds.add_argument("--version", required=True)
     args = parser.parse_args(argv)
+    if args.where == "pypi-holds":
+        return pypi_holds(args.version)
     if args.where == "github":
         published = github_digests(args.tag)
         if published is None:

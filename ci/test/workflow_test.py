@@ -102,6 +102,7 @@ PARTLY_REAL = ["ci/lib/setup-venv.sh", "ci/test/test-wheel.sh", "ci/release/chec
 TEST_SUBSET = ["tests/ops/test_rms_norm.py", "-x", "-k", "module or gradcheck or op_directly or writes_only or qk_norm"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-15", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
+PYPI_UPLOADS = "pypi-uploaded"  # beside a run's artifacts: what the PyPI upload stand-in put on "PyPI"
 
 
 # ---------------------------------------------------------------- stand-ins
@@ -179,6 +180,14 @@ def stand_in(name: str) -> int:
                 return 1
             shutil.rmtree(target)
         shutil.copytree(source, target)
+    elif name == "gh-action-pypi-publish":  # what PyPI then holds (the stand-ins' JSON API lists it)
+        uploaded = store.parent / PYPI_UPLOADS
+        uploaded.mkdir(exist_ok=True)
+        for file in sorted((workspace / inputs["packages-dir"]).iterdir()):
+            if (uploaded / file.name).exists():  # PyPI never takes a file name twice
+                print(f"400 File already exists: {file.name}", file=sys.stderr)
+                return 1
+            shutil.copy2(file, uploaded / file.name)
     elif name == "upload-pages-artifact":  # what Pages will serve (the stand-ins' /site/)
         target = store / PAGES_SITE
         if target.exists():
@@ -580,6 +589,7 @@ def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: s
     store.mkdir(exist_ok=True)
     servers.state["release_dir"] = str(store / "release")
     servers.state["site_dir"] = str(store / PAGES_SITE)
+    servers.state["pypi_dir"] = str(store.parent / PYPI_UPLOADS)
     servers.state["cancelled"] = False
     record_file = work / "record.jsonl"
     record_file.touch()

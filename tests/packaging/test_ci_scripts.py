@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import tomllib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -306,6 +307,24 @@ def test_check_sources_names_a_pinned_action_without_its_image(stand_ins):
     assert "the pinned action's image does not exist" in result.stdout
 
 
+# the image digest ci/plan/expiry.toml records for the pinned PyPI upload action
+RECORDED_PYPI_ACTION_DIGEST = next(
+    entry["image_digest"] for pin, entry in tomllib.loads((ROOT / "ci/plan/expiry.toml").read_text())["actions"].items()
+    if pin.startswith("pypa/gh-action-pypi-publish@") and "image_digest" in entry)
+
+
+def test_check_sources_refuses_a_pinned_actions_image_that_changed(stand_ins):
+    """The PyPI action pulls its image by tag: a tag that now names other bytes than the digest
+    ci/plan/expiry.toml records stops the run (and the PyPI job, checked again right before the upload)."""
+    stand_ins.state["torch_wheels"] = _all_torch_wheels()
+    assert _run("ci/plan/check-sources.py", stand_ins, {}, "--action-images-only").returncode == 0
+    stand_ins.state["moved_action_images"] = True
+    for args in (["--event", "push"], ["--action-images-only"]):
+        result = _run("ci/plan/check-sources.py", stand_ins, {}, *args)
+        assert result.returncode == 1, args
+        assert "the tag now names sha256:" in result.stdout and RECORDED_PYPI_ACTION_DIGEST in result.stdout
+
+
 def test_check_sources_takes_the_registry_token_its_challenge_names(stand_ins):
     """ghcr.io answers 401 with a Bearer challenge; the anonymous token it names opens the manifest."""
     seen = []
@@ -319,6 +338,7 @@ def test_check_sources_takes_the_registry_token_its_challenge_names(stand_ins):
                                  'service="ghcr.io",scope="repository:pypa/gh-action-pypi-publish:pull"')
             else:
                 self.send_response(200)
+                self.send_header("Docker-Content-Digest", RECORDED_PYPI_ACTION_DIGEST)
             self.send_header("Content-Length", "0")
             self.end_headers()
 

@@ -24,8 +24,9 @@ FILES = ["my_ops-1.0.0+cu130-cp39-abi3-manylinux_2_28_x86_64.whl", "my_ops-1.0.0
 class Recorded:
     """GitHub's `GET /repos/my-ops/my_ops/releases/tags/TAG` (and asset downloads) and PyPI's JSON API."""
 
-    def __init__(self, release: dict | None = None, pypi: dict | None = None, assets: dict | None = None):
+    def __init__(self, release: dict | None = None, pypi: dict | list | None = None, assets: dict | None = None):
         self.release, self.pypi, self.assets, self.asked = release, pypi, assets or {}, []
+        self.pypi_asked: list[str] = []
         recorded = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -37,7 +38,11 @@ class Recorded:
                 elif self.path.startswith("/assets/") and self.path[8:] in recorded.assets:
                     body, kind = recorded.assets[self.path[8:]], "application/octet-stream"
                 elif self.path == "/pypi/my-ops/1.0.0/json" and recorded.pypi:
-                    body = json.dumps(recorded.pypi).encode()
+                    # a list: PyPI's successive answers (its JSON lags an upload), the last one repeated
+                    answers = recorded.pypi if isinstance(recorded.pypi, list) else [recorded.pypi]
+                    answer = answers[min(len(recorded.pypi_asked), len(answers) - 1)]
+                    recorded.pypi_asked.append(self.path)
+                    body = json.dumps(answer).encode() if answer is not None else None
                 self.send_response(200 if body is not None else 404)
                 self.send_header("Content-Type", kind)
                 self.end_headers()
@@ -163,6 +168,45 @@ def test_pypi_file_with_other_bytes_stops_the_upload(dist, tmp_path):
         "pypi", "--version", "1.0.0", "--dir", str(pypi_dir), "--set-aside", str(tmp_path / "aside"), output=output)
     assert result.returncode == 1 and "published with other bytes" in result.stderr
     assert (pypi_dir / FILES[1]).exists() and not output.exists()
+
+
+def _holds(dist: Path, recorded: Recorded, tries: int = 4) -> subprocess.CompletedProcess:
+    """published.py pypi-holds with this run's seal: the manifest's wheels and the sdist's sha256."""
+    recorded.env.update(MANIFEST=json.dumps({n: _sha(dist / n) for n in FILES[:2]}),
+                        SDIST_SHA256=_sha(dist / FILES[2]), RETRY_SECONDS="0.01", TRIES=str(tries))
+    return recorded.run("pypi-holds", "--version", "1.0.0")
+
+
+def test_pypi_holds_the_sealed_files_once_its_json_catches_up(dist):
+    """PyPI's JSON lags an upload: 404, then part of the files, then all, each with its sealed sha256."""
+    recorded = Recorded(pypi=[None, _pypi(dist, FILES[1:2]), _pypi(dist, FILES[1:3])])
+    result = _holds(dist, recorded)
+    assert result.returncode == 0, result.stderr
+    assert len(recorded.pypi_asked) == 3 and "does not list my_ops-1.0.0.tar.gz yet" in result.stderr
+    assert "holds exactly the 2 sealed files" in result.stderr
+
+
+def test_pypi_holding_other_bytes_than_the_seal_fails_at_once(dist):
+    answer = _pypi(dist, FILES[1:3])
+    answer["urls"][0]["digests"]["sha256"] = hashlib.sha256(b"what the upload image sent").hexdigest()
+    recorded = Recorded(pypi=answer)
+    result = _holds(dist, recorded)
+    assert result.returncode == 1 and len(recorded.pypi_asked) == 1
+    assert f"{FILES[1]}: PyPI holds sha256" in result.stderr and _sha(dist / FILES[1]) in result.stderr
+
+
+def test_pypi_holding_a_file_the_seal_does_not_name_fails(dist):
+    answer = _pypi(dist, FILES[1:3])
+    answer["urls"].append({"filename": "my_ops-1.0.0-cp39-abi3-win_amd64.whl", "digests": {"sha256": "0" * 64}})
+    result = _holds(dist, Recorded(pypi=answer))
+    assert result.returncode == 1 and "my_ops-1.0.0-cp39-abi3-win_amd64.whl: on PyPI but not one of" in result.stderr
+
+
+def test_pypi_never_listing_a_sealed_file_fails_after_the_retries(dist):
+    recorded = Recorded(pypi=_pypi(dist, FILES[2:3]))
+    result = _holds(dist, recorded, tries=3)
+    assert result.returncode == 1 and len(recorded.pypi_asked) == 3
+    assert f"PyPI still does not list {FILES[1]}" in result.stderr
 
 
 # ------------------------------------------ publish-github-release.sh, with a gh that records its calls
