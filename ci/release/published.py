@@ -51,7 +51,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_index import sha256  # noqa: E402
+from file_sha256 import sha256  # noqa: E402
 
 
 def fetch(url: str, headers: dict[str, str]) -> bytes | None:
