@@ -110,7 +110,17 @@ case "$step:$kind" in
         upload_missing nightly "$dir"
         ;;
     finalize:release)
-        gh release edit "$tag" --draft=false --latest
+        # "Latest" only for the highest version: a 1.0.x patch after 1.1.0, or a re-run
+        # finishing an older release, must not take it from 1.1.0 (GitHub would: publishing
+        # marks a release latest unless told otherwise). Tags are vX.Y.Z: sort -V orders them.
+        newest=$(gh release list --exclude-drafts --exclude-pre-releases --limit 1000 \
+            --json tagName --jq '.[].tagName' | { grep '^v[0-9]' || true; echo "$tag"; } | sort -V | tail -n 1)
+        if [ "$newest" = "$tag" ]; then
+            gh release edit "$tag" --draft=false --latest
+        else
+            echo "release $tag: $newest is newer and stays Latest"
+            gh release edit "$tag" --draft=false --latest=false
+        fi
         ;;
     finalize:nightly)
         commit=${COMMIT:?COMMIT: the commit the nightly was built from}

@@ -220,6 +220,7 @@ case "$1 $2" in
             *isDraft*) [ "$STATE" = draft ] && echo true || echo false ;;
             *assets*) printf '%s\n' "$ASSETS" ;;
         esac ;;
+    "release list") printf '%s\n' ${PUBLISHED_TAGS:-} ;;
 esac
 """
 
@@ -236,6 +237,19 @@ def _publish_github_release(tmp_path: Path, env: dict, state: str, *args: str) -
     result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), *args], env=env,
                             capture_output=True, text=True, timeout=60)
     return result, log
+
+
+@pytest.mark.parametrize("tag,published_tags,latest", [
+    ("v1.0.0", "", "--latest"),                          # the first release
+    ("v1.1.0", "v1.0.0 v1.0.1", "--latest"),
+    ("v1.0.2", "v1.0.0 v1.0.1 v1.1.0", "--latest=false"),  # a patch of an older line
+    ("v1.0.10", "v1.0.9", "--latest"),                   # versions, not strings
+])
+def test_finalize_marks_only_the_highest_version_latest(tmp_path, tag, published_tags, latest):
+    result, log = _publish_github_release(tmp_path, {**os.environ, "PUBLISHED_TAGS": published_tags}, "draft",
+                                          "finalize", "release", tag)
+    assert result.returncode == 0, result.stderr
+    assert f"gh release edit {tag} --draft=false {latest}" in log.read_text().splitlines()
 
 
 @pytest.mark.parametrize("state,published,uploads", [
