@@ -167,6 +167,14 @@ def test_pypi_job_waits_for_a_person_and_checks_the_sealed_files():
     assert check["env"]["MANIFEST"] == "${{ needs.wheels.outputs.manifest }}"
     assert "needs.assemble.outputs." in check["env"]["SDIST_SHA256"]
     assert {"wheels", "assemble", "verify"} <= set(pypi["needs"])
+    # the image the action pulls by tag is checked against its recorded digest right before it runs
+    image = [i for i, s in enumerate(steps) if "check-sources.py --action-images-only" in s.get("run", "")]
+    assert image and image[-1] == upload - 1 and steps[image[-1]].get("if") == steps[upload].get("if")
+    # and what PyPI then holds is compared with the seal, after the upload, whether or not it ran
+    holds = [i for i, s in enumerate(steps) if "published.py pypi-holds" in s.get("run", "")]
+    assert holds and holds[0] > upload and "if" not in steps[holds[0]]
+    assert steps[holds[0]]["env"]["MANIFEST"] == check["env"]["MANIFEST"]
+    assert steps[holds[0]]["env"]["SDIST_SHA256"] == check["env"]["SDIST_SHA256"]
 
 
 def test_gpu_watchdog_starts_with_the_gpu_jobs():
