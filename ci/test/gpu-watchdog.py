@@ -36,9 +36,11 @@ Environment: API_URL, REPOSITORY (owner/name), RUN_ID, RUN_ATTEMPT (optional:
 github.run_attempt), TOKEN (actions: write), JOB_PREFIX (default "gpu "),
 BUILD_PREFIX (default "build ,bundle"), WATCHDOG_JOB_NAME (default
 "gpu-watchdog"), GPU_QUEUE_MINUTES (default 45), POLL_SECONDS (default 60),
-RETRY_SECONDS (default 10: the first wait before a failed call is tried
-again; doubled each time, four tries). Any API that answers like GitHub's
-REST API works (tests/packaging/test_ci_scripts.py serves one on 127.0.0.1).
+OTHER_RUNS_POLL_SECONDS (default 300: how often other runs' jobs are
+listed), RETRY_SECONDS (default 10: the first wait before a failed call is
+tried again; doubled each time, four tries). Any API that answers like
+GitHub's REST API works (tests/packaging/test_ci_scripts.py serves one on
+127.0.0.1).
 """
 
 from __future__ import annotations
@@ -138,6 +140,8 @@ def main() -> int:
     me = os.environ.get("WATCHDOG_JOB_NAME", "gpu-watchdog")
     quiet_polls = 0  # polls in a row that saw every build done and no GPU job
     busy_since = None  # the last poll that saw a GPU runner busy (this run's GPU job or another run's)
+    others_poll = float(os.environ.get("OTHER_RUNS_POLL_SECONDS", "300"))
+    others_asked, others_busy = None, []  # when other runs' jobs were last listed, and what was busy then
     while True:
         now = datetime.now(timezone.utc)
         try:
@@ -158,12 +162,18 @@ def main() -> int:
         # Legs queued behind this run's own running GPU jobs are not stuck: a runner answered.
         # The wait counts from when the job was queued, or from when a GPU runner was last seen busy
         # with another run's job (a push to main and a tag of the same commit share it), whichever is later.
-        try:
-            busy = gpu_busy_elsewhere() if waiting and not running else []
-        except Unanswered as error:
-            print(f"no answer from the API ({error}); polling again")
-            time.sleep(poll)
-            continue
+        # Other runs' jobs cost a call per run: asked every OTHER_RUNS_POLL_SECONDS, not every poll
+        # (the token's 1,000 requests an hour are shared with the publishing jobs).
+        busy = []
+        if waiting and not running:
+            if others_asked is None or (now - others_asked).total_seconds() >= others_poll:
+                try:
+                    others_busy, others_asked = gpu_busy_elsewhere(), now
+                except Unanswered as error:
+                    print(f"no answer from the API ({error}); polling again")
+                    time.sleep(poll)
+                    continue
+            busy = others_busy
         if busy:
             print(f"GPU runner busy with another run: {', '.join(busy[:3])}; waiting")
         if busy or running:

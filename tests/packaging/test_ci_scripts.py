@@ -28,6 +28,7 @@ class FakeRunApi:
         """`failures`: the first GETs answered 502 (a transient error of GitHub's API)."""
         self.jobs, self.others, self.cancelled, self.failures = jobs, others, False, failures
         self.extra_env: dict[str, str] = {}
+        self.other_run_listings = 0
         api = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -38,6 +39,7 @@ class FakeRunApi:
                     self.end_headers()
                     return
                 if "/actions/runs?status=in_progress" in self.path:
+                    api.other_run_listings += 1
                     runs = [{"id": 1}] + ([{"id": 2}] if api.others is not None else [])
                     body = json.dumps({"total_count": len(runs), "workflow_runs": runs}).encode()
                 else:
@@ -157,6 +159,16 @@ def test_watchdog_waits_while_the_gpu_runner_is_busy_with_another_run():
     api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
                       _job("wheels / gpu-watchdog", "in_progress", 70)], others=[busy])
     api.assert_watchdog_keeps_waiting()
+
+
+def test_watchdog_lists_other_runs_sparingly():
+    """Each listing of other runs costs a call per run from the token's 1,000 an hour: polled every
+    0.05 s for 2 s, the watchdog lists them once (every OTHER_RUNS_POLL_SECONDS, default 300)."""
+    busy = {**_job("gpu 2.11-cu130 cu130", "in_progress", 20), "labels": ["self-hosted", "linux", "x64", "gpu"]}
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
+                      _job("wheels / gpu-watchdog", "in_progress", 70)], others=[busy])
+    api.assert_watchdog_keeps_waiting()
+    assert api.other_run_listings == 1
 
 
 def test_watchdog_another_runs_cpu_job_does_not_count_as_a_busy_gpu_runner():
