@@ -75,7 +75,7 @@ def github_digests(tag: str) -> dict[str, str] | None:
     if not release or release.get("draft"):
         return None
     digests = {}
-    for asset in release.get("assets", []):
+    for asset in release_assets(base, release, headers):
         digest = asset.get("digest") or ""
         if digest.startswith("sha256:"):
             digests[asset["name"]] = digest.removeprefix("sha256:")
@@ -83,6 +83,19 @@ def github_digests(tag: str) -> dict[str, str] | None:
             data = fetch(asset["url"], {**headers, "Accept": "application/octet-stream"}) or b""
             digests[asset["name"]] = hashlib.sha256(data).hexdigest()
     return digests
+
+
+def release_assets(base: str, release: dict, headers: dict[str, str]) -> list[dict]:
+    """Every asset of `release`, from the paginated assets endpoint (100 a page): the list embedded in
+    the release is not documented to be complete, and the rolling nightly holds hundreds."""
+    assets, page = [], 1
+    while True:
+        body = fetch(f"{base}/releases/{release['id']}/assets?per_page=100&page={page}", headers)
+        batch = json.loads(body) if body else []
+        assets += batch
+        if len(batch) < 100:
+            return assets
+        page += 1
 
 
 def pypi_digests(version: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,12 @@ class Recorded:
                 recorded.asked.append(self.path)
                 body, kind = None, "application/json"
                 if self.path.startswith("/repos/my-ops/my_ops/releases/tags/") and recorded.release:
-                    body = json.dumps(recorded.release).encode()
+                    # as GitHub embeds them: at most the first page of assets
+                    body = json.dumps({**recorded.release, "assets": recorded.release["assets"][:100]}).encode()
+                elif self.path.startswith("/repos/my-ops/my_ops/releases/7/assets?") and recorded.release:
+                    query = urllib.parse.parse_qs(self.path.split("?", 1)[1])
+                    size, page = int(query["per_page"][0]), int(query["page"][0])
+                    body = json.dumps(recorded.release["assets"][(page - 1) * size:page * size]).encode()
                 elif self.path.startswith("/assets/") and self.path[8:] in recorded.assets:
                     body, kind = recorded.assets[self.path[8:]], "application/octet-stream"
                 elif self.path == "/pypi/my-ops/1.0.0/json" and recorded.pypi:
@@ -77,7 +83,7 @@ def _sha(path: Path) -> str:
 
 
 def _release(dist: Path, names: list[str], draft: bool = False, digests: bool = True) -> dict:
-    return {"tag_name": "v1.0.0", "draft": draft, "assets": [
+    return {"id": 7, "tag_name": "v1.0.0", "draft": draft, "assets": [
         {"name": n, "url": f"ASSET/{n}", "digest": f"sha256:{_sha(dist / n)}" if digests else None}
         for n in names]}
 
@@ -119,6 +125,18 @@ def test_a_published_asset_with_other_bytes_is_refused_loudly(dist):
     result = recorded.run("github", "--tag", "v1.0.0", "--dir", str(dist), "--exact")
     assert result.returncode == 1
     assert f"::error::{FILES[0]}: published with other bytes" in result.stderr
+
+
+def test_every_page_of_a_large_releases_assets_is_read(dist):
+    """The rolling nightly holds hundreds of assets; one beyond the first 100 with other bytes is refused."""
+    recorded = Recorded()
+    release = _release(dist, FILES)
+    release["assets"] = [{"name": f"my_ops-0.0.{i}.tar.gz", "url": "ASSET/x", "digest": "sha256:" + "0" * 64}
+                         for i in range(150)] + release["assets"]
+    release["assets"][-1]["digest"] = "sha256:" + "1" * 64  # SHA256SUMS, on the second page
+    _served(recorded, release)
+    result = recorded.run("github", "--tag", "nightly", "--dir", str(dist))
+    assert result.returncode == 1 and "SHA256SUMS: published with other bytes" in result.stderr, result.stderr
 
 
 def test_a_release_asset_the_seal_does_not_name_is_refused(dist):
