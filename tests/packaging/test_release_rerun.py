@@ -374,3 +374,24 @@ def test_fetch_downloads_the_labelled_wheels_by_their_download_urls(tmp_path):
     result = subprocess.run(["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")],
                             env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
+
+
+def test_fetch_refuses_bytes_that_are_not_the_assets_digest(tmp_path):
+    """The pages job indexes what it downloads: bytes other than the API's digest of the asset stop it."""
+    labelled = "my_ops-0.9.0+cu126-cp39-abi3-manylinux_2_28_x86_64.whl"
+    recorded = Recorded(assets={labelled: os.urandom(64)})
+    digest = "sha256:" + hashlib.sha256(recorded.assets[labelled]).hexdigest()
+    assets = [{"name": labelled, "browser_download_url": f"{recorded.url}/assets/{labelled}", "digest": digest}]
+    (tmp_path / "assets.json").write_text(json.dumps(assets))
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FETCH_GH)
+    gh.chmod(0o755)
+    env = {**os.environ, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(tmp_path / "gh.log"),
+           "ASSETS_JSON": str(tmp_path / "assets.json")}
+    fetch = ["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")]
+    assert subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=60).returncode == 0
+    (tmp_path / "out" / "v0.9.0" / labelled).unlink()
+    recorded.assets[labelled] = b"served instead"
+    result = subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "are not the release asset's digest" in result.stderr, result.stderr
