@@ -118,7 +118,7 @@ runs:
       run: python3 "$WORKFLOW_TEST" stand-in {name}
 """
 ACTION_INPUTS = {
-    "upload-artifact": ["name", "path", "if-no-files-found", "overwrite"],
+    "upload-artifact": ["name", "path", "if-no-files-found", "overwrite", "retention-days"],
     "download-artifact": ["name", "pattern", "path"],
     "setup-python": ["python-version"],
     "cuda-toolkit": ["cuda", "method", "sub-packages"],

@@ -238,3 +238,18 @@ def test_a_dry_run_reports_the_preflight_and_goes_on():
     assert step["env"]["REF"] == "${{ needs.plan.outputs.preflight-ref }}"
     assert release["on"]["workflow_dispatch"]["inputs"]["kind"]["options"] == ["nightly", "release"]
     assert release["jobs"]["plan"]["steps"][-1]["env"]["DRY_RUN_KIND"] == "${{ inputs.kind }}"
+
+
+def test_a_releases_artifacts_outlive_a_slow_approval():
+    """The PyPI job downloads `release` after a person approves it, and a re-run of failed jobs
+    downloads the builds' and bundles' artifacts: under a tag every upload keeps them 90 days (the
+    action caps it at the repository's maximum); other runs keep the repository's default (0)."""
+    for name in ("wheels.yml", "release.yml"):
+        for job_name, job in _load(name)["jobs"].items():
+            for step in job.get("steps", []):
+                if step.get("uses", "").startswith("actions/upload-artifact@"):
+                    days = step["with"].get("retention-days")
+                    assert days is not None, f"{name} {job_name}: {step['with'].get('name')}"
+                    assert evaluate(days, {"github.ref": "refs/tags/v1.0.0"}) == 90
+                    assert evaluate(days, {"github.ref": "refs/heads/main"}) == 0
+                    assert evaluate(days, {"github.ref": "refs/pull/1/merge"}) == 0
