@@ -6,6 +6,9 @@
         yet, one a line (all of them when the release is not published);
         exits 1 when a published asset of the same name has other bytes, and
         with --exact also when the release has an asset DIR does not.
+    ci/release/published.py github --tag TAG --dir release/dist --complete
+        before a draft goes public: exits 1 unless the release (its draft when
+        not published yet) holds exactly DIR's files, each with DIR's bytes.
     ci/release/published.py pypi --version VERSION --dir release/pypi --set-aside DIR
         moves DIR's files that PyPI already has, with the same sha256, to
         --set-aside, and writes `pending=true|false` (files left to upload) to
@@ -65,14 +68,28 @@ def fetch(url: str, headers: dict[str, str]) -> bytes | None:
         raise
 
 
-def github_digests(tag: str) -> dict[str, str] | None:
-    """Asset name -> sha256 of the published release TAG; None when it is not published (or a draft)."""
+def draft_release(base: str, headers: dict[str, str], tag: str) -> dict | None:
+    """The draft release named TAG (GET /releases/tags/TAG never answers a draft: list them)."""
+    page = 1
+    while True:
+        batch = json.loads(fetch(f"{base}/releases?per_page=100&page={page}", headers) or b"[]")
+        found = [r for r in batch if r.get("draft") and r.get("tag_name") == tag]
+        if found or len(batch) < 100:
+            return found[0] if found else None
+        page += 1
+
+
+def github_digests(tag: str, drafts: bool = False) -> dict[str, str] | None:
+    """Asset name -> sha256 of the published release TAG (with `drafts`, else of its draft); None
+    when there is none."""
     base = f"{os.environ['API_URL'].rstrip('/')}/repos/{os.environ['REPOSITORY']}"
     headers = {"Authorization": f"Bearer {os.environ['GH_TOKEN']}", "Accept": "application/vnd.github+json",
                "X-GitHub-Api-Version": "2022-11-28"}
     body = fetch(f"{base}/releases/tags/{tag}", headers)
     release = json.loads(body) if body else None
     if not release or release.get("draft"):
+        release = draft_release(base, headers, tag) if drafts else None
+    if not release:
         return None
     digests = {}
     for asset in release_assets(base, release, headers):
@@ -167,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     github.add_argument("--tag", required=True)
     github.add_argument("--dir", type=Path, required=True)
     github.add_argument("--exact", action="store_true", help="the release holds this folder's files only")
+    github.add_argument("--complete", action="store_true",
+                        help="before a draft goes public: the release (its draft, if not published) holds "
+                             "exactly this folder's files, none missing (implies --exact)")
     pypi = sub.add_parser("pypi")
     pypi.add_argument("--version", required=True)
     pypi.add_argument("--dir", type=Path, required=True)
@@ -177,12 +197,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.where == "pypi-holds":
         return pypi_holds(args.version)
     if args.where == "github":
-        published = github_digests(args.tag)
+        published = github_digests(args.tag, drafts=args.complete)
         if published is None:
             print(f"published: release {args.tag} is not published yet", file=sys.stderr)
             published = {}
         same, missing, problems = compare(args.dir, published)
-        if args.exact:
+        if args.complete:
+            problems += [f"{path.name}: sealed but not in release {args.tag}" for path in missing]
+        if args.exact or args.complete:
             local = {p.name for p in args.dir.iterdir()}
             problems += [f"{name}: published in release {args.tag} but not part of this run's sealed files"
                          for name in sorted(set(published) - local)]

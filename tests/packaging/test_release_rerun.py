@@ -34,7 +34,11 @@ class Recorded:
             def do_GET(self):  # noqa: N802
                 recorded.asked.append(self.path)
                 body, kind = None, "application/json"
-                if self.path.startswith("/repos/my-ops/my_ops/releases/tags/") and recorded.release:
+                if self.path.startswith("/repos/my-ops/my_ops/releases?") and recorded.release:
+                    # the release list, drafts included (page 1 only)
+                    body = json.dumps([recorded.release] if "page=1" in self.path else []).encode()
+                elif (self.path.startswith("/repos/my-ops/my_ops/releases/tags/") and recorded.release
+                      and not recorded.release.get("draft")):  # GitHub does not find a draft by its tag
                     # as GitHub embeds them: at most the first page of assets
                     body = json.dumps({**recorded.release, "assets": recorded.release["assets"][:100]}).encode()
                 elif self.path.startswith("/repos/my-ops/my_ops/releases/7/assets?") and recorded.release:
@@ -137,6 +141,28 @@ def test_every_page_of_a_large_releases_assets_is_read(dist):
     _served(recorded, release)
     result = recorded.run("github", "--tag", "nightly", "--dir", str(dist))
     assert result.returncode == 1 and "SHA256SUMS: published with other bytes" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("draft", [True, False])
+def test_a_release_goes_public_only_holding_exactly_the_sealed_files(dist, draft):
+    """--complete (finalize): the draft, or the release a re-run finished, holds DIR's files, all of
+    them, with DIR's bytes: an asset added by hand, one missing or one differing stops it."""
+    def run(names: list[str], change=None) -> subprocess.CompletedProcess:
+        recorded = Recorded()
+        release = _release(dist, names, draft=draft)
+        if change:
+            change(release)
+        _served(recorded, release)
+        return recorded.run("github", "--tag", "v1.0.0", "--dir", str(dist), "--complete")
+
+    assert run(FILES).returncode == 0
+    extra = run(FILES, lambda r: r["assets"].append({"name": "notes.txt", "url": "ASSET/n",
+                                                     "digest": "sha256:" + "0" * 64}))
+    assert extra.returncode == 1 and "notes.txt: published in release v1.0.0 but not part" in extra.stderr
+    missing = run(FILES[:3])
+    assert missing.returncode == 1 and f"{FILES[3]}: sealed but not in release v1.0.0" in missing.stderr
+    other = run(FILES, lambda r: r["assets"][0].update(digest="sha256:" + "1" * 64))
+    assert other.returncode == 1 and "published with other bytes" in other.stderr
 
 
 def test_a_release_asset_the_seal_does_not_name_is_refused(dist):
@@ -395,3 +421,21 @@ def test_fetch_refuses_bytes_that_are_not_the_assets_digest(tmp_path):
     recorded.assets[labelled] = b"served instead"
     result = subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "are not the release asset's digest" in result.stderr, result.stderr
+
+
+def test_finalize_refuses_a_draft_that_is_not_the_sealed_folder(dist, tmp_path):
+    """An asset someone added to the draft would go public with it: finalize stops before the edit."""
+    recorded = Recorded()
+    release = _release(dist, FILES, draft=True)
+    release["assets"].append({"name": "extra.whl", "url": "ASSET/extra", "digest": "sha256:" + "0" * 64})
+    _served(recorded, release)
+    result, log = _publish_github_release(tmp_path, {**recorded.env, "PUBLISHED_TAGS": ""}, "draft",
+                                          "finalize", "release", "v1.0.0", str(dist))
+    assert result.returncode != 0 and "extra.whl: published in release v1.0.0" in result.stderr
+    assert "release edit" not in (log.read_text() if log.exists() else "")
+    release["assets"].pop()
+    (tmp_path / "again").mkdir()
+    result, log = _publish_github_release(tmp_path / "again", {**recorded.env, "PUBLISHED_TAGS": ""}, "draft",
+                                          "finalize", "release", "v1.0.0", str(dist))
+    assert result.returncode == 0, result.stderr
+    assert "gh release edit v1.0.0 --draft=false --latest" in log.read_text()
