@@ -215,7 +215,7 @@ class StandIns:
             return ok([{"type": "pull_request", "ruleset_id": 2,
                         "parameters": {"required_approving_review_count": 1}}])
         if rest == "releases/tags/nightly":  # made by hand once (docs/releasing.md)
-            return ok({"tag_name": "nightly", "draft": False, "prerelease": True, "assets": []})
+            return ok({"id": 1, "tag_name": "nightly", "draft": False, "prerelease": True, "assets": []})
         if rest == "actions/runs":  # the repository's runs in progress (gpu-watchdog): none besides this one
             return ok({"total_count": 0, "workflow_runs": []})
         if rest.startswith("actions/runs/") and rest.endswith("/jobs"):

@@ -549,14 +549,15 @@ def test_a_published_release_is_never_uploaded_again(tmp_path, monkeypatch):
     tests/packaging/test_release_rerun.py)."""
     (tmp_path / "dist").mkdir()
     (tmp_path / "dist" / "my_ops-1.0.0.tar.gz").write_text("")
-    release = {"tag_name": "v1.0.0", "draft": False,
+    release = {"id": 7, "tag_name": "v1.0.0", "draft": False,
                "assets": [{"name": "my_ops-1.0.0.tar.gz", "url": "x", "digest": "sha256:" + "1" * 64}]}
 
     class Release(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802
+            # GET /releases/tags/v1.0.0, and its assets (/releases/7/assets?per_page=100&page=1)
             self.send_response(200)
             self.end_headers()
-            self.wfile.write(json.dumps(release).encode())
+            self.wfile.write(json.dumps(release["assets"] if "/assets?" in self.path else release).encode())
 
         def log_message(self, *args):
             pass
