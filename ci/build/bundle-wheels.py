@@ -45,6 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "build_support"))
 import matrix  # noqa: E402
 import metadata_provider  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "release"))
+from file_sha256 import sha256  # noqa: E402
+
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
@@ -144,10 +147,6 @@ def base_builds(data: dict) -> dict[str, str]:
                 base[platform] = member
                 break
     return base
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def main() -> int:

@@ -12,10 +12,14 @@ is resolved to its digest, written as JSON to --images-out: the builds of
 this run use exactly those bytes (`image@sha256:...`), and the digest goes
 into the release notes. And the image of every pinned Docker action
 (ci/plan/expiry.toml's `image`, tagged with the pinned SHA: the PyPI
-upload's) exists, so a pin without one stops the run here rather than
-the PyPI job after the GitHub Release is public.
+upload's) exists and is still the image recorded there (`image_digest`): a
+pin without one stops the run here rather than the PyPI job after the
+GitHub Release is public, and a tag PyPA re-pointed or rebuilt stops it
+before that image is handed the run's OIDC token. The PyPI job checks the
+action images again, alone, right before the upload (--action-images-only).
 
     ci/plan/check-sources.py --event push [--images-out images.json]
+    ci/plan/check-sources.py --action-images-only
 
 Environment (so the tests can stand in on 127.0.0.1): TORCH_INDEX_URL
 (default https://download.pytorch.org/whl), PYPI_SIMPLE_URL (default
@@ -163,16 +167,18 @@ def image_digest(image: str) -> str:
     return digest
 
 
-def action_images() -> list[str]:
-    """`image:sha` of every pinned action that runs a prebuilt image (expiry.toml's `image`)."""
+def action_images() -> list[tuple[str, str]]:
+    """(`image:sha`, recorded digest or "") of every pinned action that runs a prebuilt image
+    (expiry.toml's `image` and `image_digest`)."""
     table = expiry.load().get("actions", {})
-    return sorted(f"{table[pin]['image']}:{pin.rsplit('@', 1)[1]}" for pin in expiry.pinned_actions()
-                  if "image" in table.get(pin, {}))
+    return sorted((f"{table[pin]['image']}:{pin.rsplit('@', 1)[1]}", table[pin].get("image_digest", ""))
+                  for pin in expiry.pinned_actions() if "image" in table.get(pin, {}))
 
 
-def action_image_problem(image: str) -> str | None:
-    """None when the registry has `host/repository:tag`, else why not (OCI distribution API: an
-    anonymous bearer token from the registry's own WWW-Authenticate challenge)."""
+def action_image_problem(image: str, recorded: str) -> str | None:
+    """None when the registry has `host/repository:tag` and it names the `recorded` digest, else why
+    not (OCI distribution API: an anonymous bearer token from the registry's own WWW-Authenticate
+    challenge; the digest is the HEAD answer's Docker-Content-Digest)."""
     name, _, tag = image.rpartition(":")
     host, _, repository = name.partition("/")
     base = os.environ.get("ACTION_REGISTRY_URL", f"https://{host}").rstrip("/")
@@ -180,8 +186,7 @@ def action_image_problem(image: str) -> str | None:
     headers = {"Accept": MANIFEST_TYPES}
     for attempt in range(2):
         try:
-            fetch(url, headers, method="HEAD")
-            return None
+            _, answer = fetch(url, headers, method="HEAD")
         except urllib.error.HTTPError as error:
             challenge = error.headers.get("WWW-Authenticate", "") if error.headers else ""
             if error.code == 401 and attempt == 0 and challenge.lower().startswith("bearer "):
@@ -198,6 +203,15 @@ def action_image_problem(image: str) -> str | None:
                     "tag's object) and record it in ci/plan/expiry.toml")
         except (urllib.error.URLError, OSError) as error:
             return f"{image}: {error}"
+        digest = {k.lower(): v for k, v in answer.items()}.get("docker-content-digest", "")
+        if not recorded:
+            return (f"{image}: no image_digest recorded in ci/plan/expiry.toml; the registry names "
+                    f"{digest or '(no digest)'}: check it and record it")
+        if digest != recorded:
+            return (f"{image}: the tag now names {digest or '(no digest)'}, not the {recorded} recorded in "
+                    "ci/plan/expiry.toml: the image that would hold this run's PyPI token changed; find out "
+                    "why (PyPA re-pointed or rebuilt the tag) before recording the new digest")
+        return None
     return f"{image}: the registry refused the token it issued"
 
 
@@ -233,9 +247,20 @@ def pypi_torches(event: str) -> list[tuple[str, str, str]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--event", required=True)
+    parser.add_argument("--event")
     parser.add_argument("--images-out", type=Path)
+    parser.add_argument("--action-images-only", action="store_true",
+                        help="check only the pinned actions' images (the PyPI job, before the upload)")
     args = parser.parse_args()
+    if args.action_images_only:
+        problems = [p for image, digest in action_images() if (p := action_image_problem(image, digest))]
+        for problem in problems:
+            print(f"::error::{problem}")
+        if not problems:
+            print("action images: " + ", ".join(f"{i} is {d}" for i, d in action_images()))
+        return 1 if problems else 0
+    if not args.event:
+        parser.error("--event is required (or --action-images-only)")
     wheels, images = needed(args.event)
     problems = [p for w in sorted(wheels) if (p := torch_wheel_problem(*w))]
     pypi_variants = pypi_torches(args.event)
@@ -247,7 +272,7 @@ def main() -> int:
         except LookupError as error:
             problems.append(str(error))
     pinned_images = action_images()
-    problems += [p for image in pinned_images if (p := action_image_problem(image))]
+    problems += [p for image, digest in pinned_images if (p := action_image_problem(image, digest))]
     print(f"checked {len(wheels)} torch wheels, the CUDA of {len(pypi_variants)} PyPI torch releases, "
           f"{len(images)} builder images and {len(pinned_images)} action images")
     for problem in problems:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The matrices of the wheels workflow's jobs for one GitHub event, as
 # `job=JSON` lines appended to $GITHUB_OUTPUT (printed when it is unset), and
-# `gpu-tests=N`, the number of GPU test jobs.
+# `gpu-tests=N`, the number of GPU test jobs (0 in a fork: GITHUB_REPOSITORY).
 # First checks that every torch wheel and builder image the run will use
 # exists (ci/plan/check-sources.py), and pins each image to the digest it has now.
 #
@@ -23,4 +23,13 @@ for job in build-linux build-windows build-macos test-cpu test-gpu; do
 done
 # how many GPU test jobs the run has (gpu-guard runs only if any), read from
 # the JSON rather than compared with its text
-echo "gpu-tests=$(printf '%s' "$test_gpu" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["include"]))')" >>"$output"
+gpu_tests=$(printf '%s' "$test_gpu" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["include"]))')
+# A fork (GITHUB_REPOSITORY, set on every runner, is not matrix.toml's repository) has
+# neither the GPU runner nor PREFLIGHT_TOKEN: gpu-guard would fail its pushes to main,
+# and GPU jobs would wait for a runner that never comes. None there.
+canonical=$(python3 build_support/matrix.py default repository)
+if [ -n "${GITHUB_REPOSITORY:-}" ] && [ "$GITHUB_REPOSITORY" != "$canonical" ]; then
+    echo "$GITHUB_REPOSITORY is not $canonical: no GPU jobs in this run"
+    gpu_tests=0
+fi
+echo "gpu-tests=$gpu_tests" >>"$output"

@@ -219,8 +219,11 @@ def ref_in_conditions(ref: str, conditions: dict) -> bool:
     return covered(include) and not covered(exclude)
 
 
-def tag_ruleset_problem(api: Api) -> str | None:
-    """None when an active tag ruleset limits who may create or move a v* tag."""
+def tag_ruleset_problem(api: Api, ref: str = "") -> str | None:
+    """None when an active tag ruleset limits who may create or move a v* tag: v* tags in general
+    (TAG_EXAMPLE) and this run's own tag `ref` (a ruleset on refs/tags/v1.* leaves v2.0.0 free;
+    one excluding refs/tags/v1.* leaves this run's v1.0.0 free)."""
+    refs = [TAG_EXAMPLE] + ([ref] if ref.startswith("refs/tags/") else [])
     fix = ("in Settings > Rules > Rulesets, add a tag ruleset (Enforcement: Active; target tags: "
            "include 'v*') with 'Restrict creations', 'Restrict updates' and 'Restrict deletions', and "
            "only the release managers in its bypass list")
@@ -230,7 +233,7 @@ def tag_ruleset_problem(api: Api) -> str | None:
         if summary.get("target", "tag") != "tag" or summary.get("enforcement") != "active":
             continue
         ruleset = api.get(f"/rulesets/{summary['id']}") or {}
-        if not ref_in_conditions(TAG_EXAMPLE, ruleset.get("conditions") or {}):
+        if not all(ref_in_conditions(r, ruleset.get("conditions") or {}) for r in refs):
             continue
         kinds = {rule.get("type") for rule in ruleset.get("rules") or []}
         if {"creation", "update"} <= kinds:
@@ -240,7 +243,8 @@ def tag_ruleset_problem(api: Api) -> str | None:
             return None
         found.append(f"'{ruleset.get('name')}' restricts {sorted(kinds) or 'nothing'}")
     what = f" (active ones covering v*: {'; '.join(found)})" if found else ""
-    return f"no tag ruleset restricts who may create or move v* tags, and a v* tag starts a release{what}: {fix}"
+    return (f"no tag ruleset restricts who may create or move v* tags ({' and '.join(refs)}), and a v* tag "
+            f"starts a release{what}: {fix}")
 
 
 def main_branch_problems(api: Api, kind: str, commit: str) -> list[str]:
@@ -449,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             if problem:
                 problems.append(problem)
         if kind == "release":
-            problems += filter(None, [reviewers_problem(api, "pypi"), tag_ruleset_problem(api)])
+            problems += filter(None, [reviewers_problem(api, "pypi"), tag_ruleset_problem(api, ref)])
         problems += main_branch_problems(api, kind, os.environ.get("COMMIT", ""))
         if kind == "nightly" and api.get("/releases/tags/nightly") is None:
             problems.append("the rolling 'nightly' pre-release does not exist: create it once by hand (gh release "

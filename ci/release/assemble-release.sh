@@ -34,13 +34,15 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$wheels" ] || { echo "$0: --wheels is required" >&2; exit 2; }
 if [ -n "$manifest" ]; then
-    "$python" - "$manifest" "$wheels" <<'PY'
-import hashlib, json, pathlib, sys
+    "$python" - "$manifest" "$wheels" "$(dirname "$0")" <<'PY'
+import json, pathlib, sys
+sys.path.insert(0, sys.argv[3])
+from file_sha256 import sha256
 manifest = json.loads(pathlib.Path(sys.argv[1]).read_text())
 found = sorted(pathlib.Path(sys.argv[2]).rglob("my_ops-*.whl"))
 problems = [f"{w}: not sealed by this run's bundle job" for w in found if w.name not in manifest]
 problems += [f"{w}: bytes differ from the sealed sha256" for w in found
-             if w.name in manifest and hashlib.sha256(w.read_bytes()).hexdigest() != manifest[w.name]]
+             if w.name in manifest and sha256(w) != manifest[w.name]]
 problems += [f"{name}: sealed but missing" for name in sorted(set(manifest) - {w.name for w in found})]
 for problem in problems:
     print(f"::error::{problem}")

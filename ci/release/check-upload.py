@@ -26,16 +26,14 @@ Exit 1 with one line per problem.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
 import zipfile
 from pathlib import Path
 
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from file_sha256 import sha256  # noqa: E402
 
 
 def problems(folder: Path, manifest: dict[str, str], sdist_sha256: str | None) -> list[str]:

@@ -30,8 +30,16 @@ for tag in $tags; do
     mkdir -p "$out/$tag"
     id=$(gh api "repos/{owner}/{repo}/releases/tags/$tag" --jq .id)
     gh api --paginate "repos/{owner}/{repo}/releases/$id/assets?per_page=100" \
-        --jq '.[] | select(.name | test("^my_ops-[^/]*[+][^/]*[.]whl$")) | "\(.name) \(.browser_download_url)"' |
-        while read -r name url; do
+        --jq '.[] | select(.name | test("^my_ops-[^/]*[+][^/]*[.]whl$"))
+              | "\(.name) \(.browser_download_url) \(.digest // "")"' |
+        while read -r name url digest; do
             [ -f "$out/$tag/$name" ] || curl -fsSL --retry 3 -o "$out/$tag/$name" "$url"
+            # the index hashes these bytes for its #sha256= links: they must be the asset GitHub
+            # lists (its digest, since June 2025), not whatever a download URL served
+            got="sha256:$(sha256sum "$out/$tag/$name" | cut -d' ' -f1)"
+            if [ -n "$digest" ] && [ "$got" != "$digest" ]; then
+                echo "::error::$tag/$name: downloaded bytes ($got) are not the release asset's digest ($digest)" >&2
+                exit 1
+            fi
         done
 done

@@ -35,7 +35,6 @@ Label-free wheels (the PyPI default) are not indexed: PyPI serves them.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import html
 import json
 import re
@@ -45,15 +44,10 @@ import zipfile
 from pathlib import Path
 from urllib.parse import quote
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from file_sha256 import sha256  # noqa: E402
+
 PROJECT = "my-ops"  # PEP 503 normalised name of my_ops
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class NotIndexed(ValueError):

@@ -12,8 +12,9 @@
 #       A re-run after the release went public finishes it: files it already
 #       has are checked against DIR byte for byte (a difference stops the job,
 #       nothing is replaced), only the missing ones are uploaded.
-#   ci/release/publish-github-release.sh finalize release|nightly TAG
-#       release: the draft becomes public. nightly: the release notes name
+#   ci/release/publish-github-release.sh finalize release|nightly TAG [DIR]
+#       release: the draft becomes public, once it holds exactly DIR's files
+#       with DIR's bytes (nothing more, nothing missing). nightly: the release notes name
 #       the newest nightly's commit. The `nightly` tag is never moved: a
 #       workflow token may not move a tag across changes to workflow files.
 #   ci/release/publish-github-release.sh prune nightly TAG
@@ -110,7 +111,23 @@ case "$step:$kind" in
         upload_missing nightly "$dir"
         ;;
     finalize:release)
-        gh release edit "$tag" --draft=false --latest
+        # What goes public is exactly the sealed folder: an asset added to the draft by hand, or one
+        # that differs, stops here (the upload only replaced same-named files).
+        if [ -n "${4:-}" ]; then
+            API_URL=${API_URL:-https://api.github.com} REPOSITORY=${REPOSITORY:-${GH_REPO:?GH_REPO}} \
+                python3 ci/release/published.py github --tag "$tag" --dir "$4" --complete >/dev/null
+        fi
+        # "Latest" only for the highest version: a 1.0.x patch after 1.1.0, or a re-run
+        # finishing an older release, must not take it from 1.1.0 (GitHub would: publishing
+        # marks a release latest unless told otherwise). Tags are vX.Y.Z: sort -V orders them.
+        newest=$(gh release list --exclude-drafts --exclude-pre-releases --limit 1000 \
+            --json tagName --jq '.[].tagName' | { grep '^v[0-9]' || true; echo "$tag"; } | sort -V | tail -n 1)
+        if [ "$newest" = "$tag" ]; then
+            gh release edit "$tag" --draft=false --latest
+        else
+            echo "release $tag: $newest is newer and stays Latest"
+            gh release edit "$tag" --draft=false --latest=false
+        fi
         ;;
     finalize:nightly)
         commit=${COMMIT:?COMMIT: the commit the nightly was built from}

@@ -6,11 +6,23 @@
         yet, one a line (all of them when the release is not published);
         exits 1 when a published asset of the same name has other bytes, and
         with --exact also when the release has an asset DIR does not.
+    ci/release/published.py github --tag TAG --dir release/dist --complete
+        before a draft goes public: exits 1 unless the release (its draft when
+        not published yet) holds exactly DIR's files, each with DIR's bytes.
     ci/release/published.py pypi --version VERSION --dir release/pypi --set-aside DIR
         moves DIR's files that PyPI already has, with the same sha256, to
         --set-aside, and writes `pending=true|false` (files left to upload) to
         $GITHUB_OUTPUT; exits 1 when PyPI has a file of the same name with
         other bytes.
+    ci/release/published.py pypi-holds --version VERSION
+        after the upload: exits 0 once PyPI lists exactly the sealed files of
+        my_ops VERSION, each with its sealed sha256: the label-free wheels of
+        MANIFEST (the bundle job's seal, JSON name -> sha256) and the sdist
+        my_ops-VERSION.tar.gz (PEP 625's name) with SDIST_SHA256 (the
+        assemble job's output). A file with other bytes, or one the seal does
+        not name, fails at once; a sealed file not listed yet is asked for
+        again (PyPI's JSON API lags an upload by up to minutes: RETRY_SECONDS,
+        default 15, doubled each time, TRIES, default 6) and fails after that.
 
 Why: a re-run after part of a version went public (the GitHub Release out,
 PyPI failed) must finish it, not stop at the first step that finds its work
@@ -36,12 +48,13 @@ import json
 import os
 import shutil
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_index import sha256  # noqa: E402
+from file_sha256 import sha256  # noqa: E402
 
 
 def fetch(url: str, headers: dict[str, str]) -> bytes | None:
@@ -55,17 +68,31 @@ def fetch(url: str, headers: dict[str, str]) -> bytes | None:
         raise
 
 
-def github_digests(tag: str) -> dict[str, str] | None:
-    """Asset name -> sha256 of the published release TAG; None when it is not published (or a draft)."""
+def draft_release(base: str, headers: dict[str, str], tag: str) -> dict | None:
+    """The draft release named TAG (GET /releases/tags/TAG never answers a draft: list them)."""
+    page = 1
+    while True:
+        batch = json.loads(fetch(f"{base}/releases?per_page=100&page={page}", headers) or b"[]")
+        found = [r for r in batch if r.get("draft") and r.get("tag_name") == tag]
+        if found or len(batch) < 100:
+            return found[0] if found else None
+        page += 1
+
+
+def github_digests(tag: str, drafts: bool = False) -> dict[str, str] | None:
+    """Asset name -> sha256 of the published release TAG (with `drafts`, else of its draft); None
+    when there is none."""
     base = f"{os.environ['API_URL'].rstrip('/')}/repos/{os.environ['REPOSITORY']}"
     headers = {"Authorization": f"Bearer {os.environ['GH_TOKEN']}", "Accept": "application/vnd.github+json",
                "X-GitHub-Api-Version": "2022-11-28"}
     body = fetch(f"{base}/releases/tags/{tag}", headers)
     release = json.loads(body) if body else None
     if not release or release.get("draft"):
+        release = draft_release(base, headers, tag) if drafts else None
+    if not release:
         return None
     digests = {}
-    for asset in release.get("assets", []):
+    for asset in release_assets(base, release, headers):
         digest = asset.get("digest") or ""
         if digest.startswith("sha256:"):
             digests[asset["name"]] = digest.removeprefix("sha256:")
@@ -75,11 +102,64 @@ def github_digests(tag: str) -> dict[str, str] | None:
     return digests
 
 
+def release_assets(base: str, release: dict, headers: dict[str, str]) -> list[dict]:
+    """Every asset of `release`, from the paginated assets endpoint (100 a page): the list embedded in
+    the release is not documented to be complete, and the rolling nightly holds hundreds."""
+    assets, page = [], 1
+    while True:
+        body = fetch(f"{base}/releases/{release['id']}/assets?per_page=100&page={page}", headers)
+        batch = json.loads(body) if body else []
+        assets += batch
+        if len(batch) < 100:
+            return assets
+        page += 1
+
+
 def pypi_digests(version: str) -> dict[str, str]:
     """File name -> sha256 of what PyPI has for my_ops VERSION (empty when nothing)."""
     base = os.environ.get("PYPI_JSON_URL", "https://pypi.org/pypi").rstrip("/")
     body = fetch(f"{base}/my-ops/{version}/json", {"Accept": "application/json"})
     return {f["filename"]: f["digests"]["sha256"] for f in json.loads(body)["urls"]} if body else {}
+
+
+def pypi_holds_problems(sealed: dict[str, str], published: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(sealed files PyPI does not list yet, problems no wait can fix) for my_ops on PyPI."""
+    missing = sorted(set(sealed) - set(published))
+    problems = [f"{name}: PyPI holds sha256 {published[name]}, the seal says {sealed[name]}"
+                for name in sorted(set(sealed) & set(published)) if published[name] != sealed[name]]
+    problems += [f"{name}: on PyPI but not one of this run's sealed files (uploaded by hand?)"
+                 for name in sorted(set(published) - set(sealed))]
+    return missing, problems
+
+
+def pypi_holds(version: str) -> int:
+    """The `pypi-holds` mode (the module's docstring)."""
+    sealed = {name: digest for name, digest in json.loads(os.environ["MANIFEST"]).items() if "+" not in name}
+    sealed[f"my_ops-{version}.tar.gz"] = os.environ["SDIST_SHA256"]
+    delay, tries = float(os.environ.get("RETRY_SECONDS", "15")), int(os.environ.get("TRIES", "6"))
+    for attempt in range(tries):
+        try:
+            missing, problems = pypi_holds_problems(sealed, pypi_digests(version))
+        except (urllib.error.URLError, OSError, ValueError) as error:  # HTTPError is a URLError
+            missing, problems = sorted(sealed), []
+            print(f"published: PyPI's JSON API: {error}", file=sys.stderr)
+        if problems:
+            for problem in problems:
+                print(f"::error::{problem}", file=sys.stderr)
+            print(f"::error::PyPI's my_ops {version} is not what this run sealed and tested; files on PyPI "
+                  "can be yanked but never replaced: yank this version and publish a new one", file=sys.stderr)
+            return 1
+        if not missing:
+            print(f"published: PyPI holds exactly the {len(sealed)} sealed files of my_ops {version}, "
+                  "each with its sealed sha256", file=sys.stderr)
+            return 0
+        if attempt + 1 < tries:
+            wait = delay * 2 ** attempt
+            print(f"published: PyPI does not list {', '.join(missing)} yet; asking again in {wait:.0f} s",
+                  file=sys.stderr)
+            time.sleep(wait)
+    print(f"::error::PyPI still does not list {', '.join(missing)} for my_ops {version}", file=sys.stderr)
+    return 1
 
 
 def compare(folder: Path, published: dict[str, str]) -> tuple[list[Path], list[Path], list[str]]:
@@ -104,18 +184,27 @@ def main(argv: list[str] | None = None) -> int:
     github.add_argument("--tag", required=True)
     github.add_argument("--dir", type=Path, required=True)
     github.add_argument("--exact", action="store_true", help="the release holds this folder's files only")
+    github.add_argument("--complete", action="store_true",
+                        help="before a draft goes public: the release (its draft, if not published) holds "
+                             "exactly this folder's files, none missing (implies --exact)")
     pypi = sub.add_parser("pypi")
     pypi.add_argument("--version", required=True)
     pypi.add_argument("--dir", type=Path, required=True)
     pypi.add_argument("--set-aside", type=Path, required=True)
+    holds = sub.add_parser("pypi-holds")
+    holds.add_argument("--version", required=True)
     args = parser.parse_args(argv)
+    if args.where == "pypi-holds":
+        return pypi_holds(args.version)
     if args.where == "github":
-        published = github_digests(args.tag)
+        published = github_digests(args.tag, drafts=args.complete)
         if published is None:
             print(f"published: release {args.tag} is not published yet", file=sys.stderr)
             published = {}
         same, missing, problems = compare(args.dir, published)
-        if args.exact:
+        if args.complete:
+            problems += [f"{path.name}: sealed but not in release {args.tag}" for path in missing]
+        if args.exact or args.complete:
             local = {p.name for p in args.dir.iterdir()}
             problems += [f"{name}: published in release {args.tag} but not part of this run's sealed files"
                          for name in sorted(set(published) - local)]

