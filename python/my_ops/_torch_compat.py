@@ -99,9 +99,12 @@ def schema(op):
 
 
 # torch.nested's jagged tensor class, by a public lookup (torch lists it among
-# torch.load's safe globals; building one to ask its type costs seconds of imports)
+# torch.load's safe globals; building one to ask its type costs seconds of imports).
+# torch's own, not another subclass of that name a user marked safe; None where a
+# torch lists it no more (a jagged tensor then meets torch's own error on that road).
 JAGGED = next((g for g in torch.serialization.get_safe_globals() if isinstance(g, type)
-               and issubclass(g, torch.Tensor) and g.__name__ == "NestedTensor"), None)
+               and issubclass(g, torch.Tensor) and g.__name__ == "NestedTensor"
+               and g.__module__.startswith("torch.nested.")), None)
 
 
 def same_storage(a, b) -> bool:
