@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -57,15 +58,22 @@ _CLAUSE_KINDS = {**dict.fromkeys(("like", "like_or_wider", "dim>=", "dim", "shap
                  "eps": "float", "one_of": "str", ">=": "int"}
 
 
+def _integer(word: str) -> int:
+    """An integer of a rule (`>=N`, `dim=N`), as op_rules.cpp's rule_integer reads it."""
+    if not re.fullmatch(r"[+-]?\d+", word):
+        raise ValueError(f"'{word}' is not an integer")
+    return int(word)
+
+
 def _parse_clause(word: str) -> Clause:
     if ">=" in word:
-        key, number = word.split(">=")
-        return Clause(key + ">=", number=int(number))
+        key, number = word.split(">=", 1)
+        return Clause(key + ">=", number=_integer(number))
     if "=" not in word:
         return Clause(word)
     key, value = word.split("=", 1)
     if key == "dim":
-        return Clause(key, number=int(value))
+        return Clause(key, number=_integer(value))
     fn = ""
     if "(" in value:
         fn, value = value[:-1].split("(")

@@ -4,6 +4,7 @@
 #include "op_rules.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -34,6 +35,20 @@ std::vector<std::string> split(const std::string &s, char sep) {
     std::istringstream in(s);
     while (std::getline(in, part, sep)) parts.push_back(trim(part));
     return parts;
+}
+
+// An integer of a rule (`>=N`, `dim=N`): the whole word, as Python's int() reads it.
+int64_t rule_integer(const std::string &word) {
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+        value = std::stoll(word, &used);
+    } catch (const std::exception &) {
+        used = 0;
+    }
+    if (word.empty() || used != word.size() || std::isspace(static_cast<unsigned char>(word[0])))
+        throw std::invalid_argument("'" + word + "' is not an integer");
+    return value;
 }
 
 [[noreturn]] void bad_definition(const char *schema, const std::string &what) {
@@ -186,7 +201,9 @@ void OpRules::parse() {
         Param p;
         p.name = arg.substr(space + 1);
         p.name = p.name.substr(0, p.name.find('='));  // drop a default value
-        std::string type = arg.substr(0, std::min(arg.find('('), space));  // drop "(a!)"
+        std::string type = arg.substr(0, space);
+        const auto alias = type.find('(');  // drop an alias annotation: "Tensor(a!)?" is "Tensor?"
+        if (alias != std::string::npos) type.erase(alias, type.find(')', alias) - alias + 1);
         p.optional = !type.empty() && type.back() == '?';
         p.kind = p.optional ? type.substr(0, type.size() - 1) : type;
         if (p.kind != "Tensor" && p.kind != "float" && p.kind != "int" && p.kind != "bool" &&
@@ -216,7 +233,7 @@ void OpRules::parse() {
             const auto ge = word.find(">=");
             if (ge != std::string::npos) {
                 c.key = word.substr(0, ge) + ">=";
-                c.number = std::atoll(word.c_str() + ge + 2);
+                c.number = rule_integer(word.substr(ge + 2));
             } else if (eq == std::string::npos) {
                 c.key = word;
             } else {
@@ -228,7 +245,7 @@ void OpRules::parse() {
                     value = value.substr(paren + 1, value.size() - paren - 2);
                 }
                 if (c.key == "dim") {
-                    c.number = std::atoll(value.c_str());
+                    c.number = rule_integer(value);
                 } else if (c.key == "one_of") {
                     c.ref = value;  // the words, '|'-separated
                 } else {

@@ -51,6 +51,7 @@ struct Arg {
     Arg(std::optional<int64_t> v) : integer(v.value_or(0)), present(v.has_value()) {}  // NOLINT
     Arg(bool v) : flag(v) {}                   // NOLINT
     Arg(const std::string &s) : text(&s) {}    // NOLINT
+    Arg(const char *) = delete;  // a literal would bind to Arg(bool): pass a std::string
     Arg(const std::optional<api::Tensor> &t) : tensor(t ? &*t : nullptr) {}  // NOLINT: None: null
     Arg() : present(false) {}  // None, for any optional argument
     const api::Tensor *tensor = nullptr;

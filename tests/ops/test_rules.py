@@ -324,6 +324,15 @@ RULE_TEXTS = [
     ("q(int n) -> ()", "n >=1", {}, "bad definition: rule without 'arg:': n >=1"),
     ("q(int[] sizes) -> ()", "", {}, "bad definition: argument 'sizes' has a type the rules do not take "
      "(Tensor, float, int, bool or str, each optionally with ?)"),
+    # a rule's integer is the whole word (the C++ reader once took atoll's prefix: 'abc' as 0)
+    ("q(int n) -> ()", "n: >=abc", {}, "bad definition: 'abc' is not an integer"),
+    ("q(int n) -> ()", "n: >=", {}, "bad definition: '' is not an integer"),
+    ("q(int n) -> ()", "n: >=1>=2", {}, "bad definition: '1>=2' is not an integer"),
+    ("q(int n) -> ()", "n: >=1.5", {}, "bad definition: '1.5' is not an integer"),
+    ("q(Tensor x) -> ()", "x: dim=two", {}, "bad definition: 'two' is not an integer"),
+    # an alias annotation keeps the optional mark: "Tensor(a!)?" is an optional tensor
+    ("q(Tensor(a!)? out) -> ()", "", dict(out=None), ""),
+    ("q(Tensor(a!) out) -> ()", "", dict(out=None), "my_ops.q: expected out to be a tensor, but got None"),
 ]
 
 
