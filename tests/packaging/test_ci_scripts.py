@@ -63,7 +63,8 @@ class FakeRunApi:
 
     def run_watchdog(self, minutes: str, timeout: float = 60) -> subprocess.CompletedProcess:
         env = {**os.environ, "API_URL": self.url, "REPOSITORY": "my-ops/my_ops", "RUN_ID": "1", "TOKEN": "t",
-               "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05", "RETRY_SECONDS": "0.01", **self.extra_env}
+               "GPU_QUEUE_MINUTES": minutes, "POLL_SECONDS": "0.05", "STARTED_POLL_SECONDS": "0.05",
+               "RETRY_SECONDS": "0.01", **self.extra_env}
         try:
             return subprocess.run([sys.executable, str(ROOT / "ci/test/gpu-watchdog.py")], env=env,
                                   capture_output=True, text=True, timeout=timeout)
@@ -122,6 +123,27 @@ def test_watchdog_stays_while_a_gpu_job_runs():
                       _job("wheels / gpu 2.12-cu130", "completed", 50),
                       _job("wheels / gpu-watchdog", "in_progress", 50)])
     api.assert_watchdog_keeps_waiting()
+
+
+def test_watchdog_leaves_running_gpu_jobs_before_the_hosted_runners_limit():
+    """GitHub stops a hosted job at 360 minutes, which would fail the run: past WATCH_MINUTES, with a
+    GPU runner at work on this run (legs queued behind it included), the watchdog exits 0."""
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "in_progress", 50),
+                      _job("wheels / gpu 2.12-cu130", "queued", 50),
+                      _job("wheels / gpu-watchdog", "in_progress", 50)])
+    api.extra_env = {"WATCH_MINUTES": "0"}
+    result = api.run_watchdog("45")
+    assert result.returncode == 0 and not api.cancelled, result.stdout
+    assert "360-minute" in result.stdout
+
+
+def test_watchdog_past_its_time_still_watches_a_queue_no_runner_answers():
+    """Past WATCH_MINUTES, GPU jobs that no runner has taken are still watched (and cancelled)."""
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "queued", 50),
+                      _job("wheels / gpu-watchdog", "in_progress", 55)])
+    api.extra_env = {"WATCH_MINUTES": "0"}
+    result = api.run_watchdog("45")
+    assert result.returncode == 1 and api.cancelled, result.stdout
 
 
 @pytest.mark.parametrize("conclusion", ["failure", "cancelled", "timed_out"])
