@@ -175,6 +175,10 @@ def action_images() -> list[tuple[str, str]]:
                   for pin in expiry.pinned_actions() if "image" in table.get(pin, {}))
 
 
+# The words that end a problem of an image's digest (not of its existence)
+DIGEST_PROBLEM = "the digest is not the one recorded"
+
+
 def action_image_problem(image: str, recorded: str) -> str | None:
     """None when the registry has `host/repository:tag` and it names the `recorded` digest, else why
     not (OCI distribution API: an anonymous bearer token from the registry's own WWW-Authenticate
@@ -206,11 +210,11 @@ def action_image_problem(image: str, recorded: str) -> str | None:
         digest = {k.lower(): v for k, v in answer.items()}.get("docker-content-digest", "")
         if not recorded:
             return (f"{image}: no image_digest recorded in ci/plan/expiry.toml; the registry names "
-                    f"{digest or '(no digest)'}: check it and record it")
+                    f"{digest or '(no digest)'}: check it and record it ({DIGEST_PROBLEM})")
         if digest != recorded:
             return (f"{image}: the tag now names {digest or '(no digest)'}, not the {recorded} recorded in "
                     "ci/plan/expiry.toml: the image that would hold this run's PyPI token changed; find out "
-                    "why (PyPA re-pointed or rebuilt the tag) before recording the new digest")
+                    f"why (PyPA re-pointed or rebuilt the tag) before recording the new digest ({DIGEST_PROBLEM})")
         return None
     return f"{image}: the registry refused the token it issued"
 
@@ -272,9 +276,17 @@ def main() -> int:
         except LookupError as error:
             problems.append(str(error))
     pinned_images = action_images()
-    problems += [p for image, digest in pinned_images if (p := action_image_problem(image, digest))]
+    image_problems = [p for image, recorded in pinned_images if (p := action_image_problem(image, recorded))]
+    # A missing image stops every run. A changed or unrecorded digest stops a release's (before the
+    # GitHub Release is public; the PyPI job checks again before its upload); elsewhere it is a
+    # warning: PyPA rebuilds a tag now and then, and pull requests and main need no PyPI token.
+    release = os.environ.get("GITHUB_REF", "").startswith("refs/tags/v")
+    warnings = [p for p in image_problems if not release and DIGEST_PROBLEM in p]
+    problems += [p for p in image_problems if p not in warnings]
     print(f"checked {len(wheels)} torch wheels, the CUDA of {len(pypi_variants)} PyPI torch releases, "
           f"{len(images)} builder images and {len(pinned_images)} action images")
+    for warning in warnings:
+        print(f"::warning::{warning} (an error in a release's run)")
     for problem in problems:
         print(f"::error::{problem}")
     if args.images_out:
