@@ -22,7 +22,7 @@
         assemble job's output). A file with other bytes, or one the seal does
         not name, fails at once; a sealed file not listed yet is asked for
         again (PyPI's JSON API lags an upload by up to minutes: RETRY_SECONDS,
-        default 15, doubled each time, TRIES, default 6) and fails after that.
+        default 15, doubled each time up to 20 times it, TRIES, default 10) and fails after that.
 
 Why: a re-run after part of a version went public (the GitHub Release out,
 PyPI failed) must finish it, not stop at the first step that finds its work
@@ -136,7 +136,10 @@ def pypi_holds(version: str) -> int:
     """The `pypi-holds` mode (the module's docstring)."""
     sealed = {name: digest for name, digest in json.loads(os.environ["MANIFEST"]).items() if "+" not in name}
     sealed[f"my_ops-{version}.tar.gz"] = os.environ["SDIST_SHA256"]
-    delay, tries = float(os.environ.get("RETRY_SECONDS", "15")), int(os.environ.get("TRIES", "6"))
+    # PyPI's JSON API is served through a CDN that can answer a cached 404 for minutes after the
+    # upload (more so for a project's first version): about 28 minutes of asking (15 s, doubled, at
+    # most 5 minutes a wait) before a file counts as missing.
+    delay, tries = float(os.environ.get("RETRY_SECONDS", "15")), int(os.environ.get("TRIES", "10"))
     for attempt in range(tries):
         try:
             missing, problems = pypi_holds_problems(sealed, pypi_digests(version))
@@ -154,7 +157,7 @@ def pypi_holds(version: str) -> int:
                   "each with its sealed sha256", file=sys.stderr)
             return 0
         if attempt + 1 < tries:
-            wait = delay * 2 ** attempt
+            wait = min(delay * 2 ** attempt, 20 * delay)
             print(f"published: PyPI does not list {', '.join(missing)} yet; asking again in {wait:.0f} s",
                   file=sys.stderr)
             time.sleep(wait)
