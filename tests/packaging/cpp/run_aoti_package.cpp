@@ -31,6 +31,7 @@
 #include <exception>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -51,19 +52,24 @@ void write_file(const char *path, const std::vector<char> &data) {
     if (!file) throw std::runtime_error(std::string("cannot write ") + path);
 }
 
-// major.minor.patch of a version ("1.2.0", "1.2.1.dev202611270300", "1.2.0+cu130");
-// a missing part counts as 0, and the first part that is not a number ends it.
-std::array<long, 3> release_of(const std::string &version) {
-    std::array<long, 3> release{0, 0, 0};
-    std::istringstream parts(version.substr(0, version.find('+')));
+// A version's order, for the versions my_ops makes ("1.2.0", "1.2.1.dev202611270300",
+// "1.2.0+cu130"): major.minor.patch (a missing part counts as 0, the first part that is
+// not a number ends them), then its development stamp, a release after every one of its
+// development versions (PEP 440). The local label ("+cu130") does not count.
+std::array<long long, 4> order_of(const std::string &version) {
+    const std::string public_version = version.substr(0, version.find('+'));
+    std::array<long long, 4> order{0, 0, 0, std::numeric_limits<long long>::max()};
+    std::istringstream parts(public_version);
     std::string part;
-    for (auto &number : release) {
+    for (int i = 0; i < 3; ++i) {
         if (!std::getline(parts, part, '.') || part.empty() ||
             part.find_first_not_of("0123456789") != std::string::npos)
             break;
-        number = std::stol(part);
+        order[i] = std::stoll(part);
     }
-    return release;
+    const auto dev = public_version.find(".dev");
+    if (dev != std::string::npos) order[3] = std::atoll(public_version.c_str() + dev + 4);
+    return order;
 }
 
 // The package calls my_ops' ops through the dispatcher and passes their
@@ -82,7 +88,8 @@ void check_my_ops_version(const std::unordered_map<std::string, std::string> &me
                      library_version.c_str());
         return;
     }
-    const auto package = release_of(recorded->second), library = release_of(library_version);
+    // (a nightly's package needs that nightly or a later one: nightlies add arguments too)
+    const auto package = order_of(recorded->second), library = order_of(library_version);
     if (package[0] != library[0] || package > library)
         throw std::runtime_error(
             "the package was compiled with my_ops " + recorded->second +
