@@ -116,8 +116,14 @@ int main(int argc, char **argv) {
         const long arity = std::strtol(argv[6], nullptr, 10);
         // (-1: the current device; its index for "cuda:1")
         const c10::DeviceIndex device_index = device.has_index() ? device.index() : -1;
+        // before the loader, which looks up every op the package calls: a package of a newer
+        // my_ops that calls an op this library lacks is told so, not "Could not find schema"
+        if (library != "none")
+            check_my_ops_version(
+                torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(argv[2],
+                                                                                    "model"),
+                MY_OPS_VERSION);
         torch::inductor::AOTIModelPackageLoader loader(argv[2], "model", false, 1, device_index);
-        if (library != "none") check_my_ops_version(loader.get_metadata(), MY_OPS_VERSION);
 
         const auto inputs = torch::jit::pickle_load(read_file(argv[3])).toList();
         if (arity <= 0 || inputs.size() % arity != 0)
