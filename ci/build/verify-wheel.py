@@ -453,8 +453,12 @@ def verify_label_free(wheel: Path, data: dict, platform_tag: str | None, skip_to
             build, folder = expected[label], f"my_ops/_libraries/{label}"
             arch_list = build.arch_list_for(platform)
             own += check_kernel_library(v, zf, folder, build, arch_list, torch_c_symbols)
-            library_info = json.loads(zf.read(f"{folder}/_build_info.json"))
-            check_build_info(v, library_info, build, arch_list, f"{base_version}+{label}", where=f"buildinfo {label}")
+            info_name = f"{folder}/_build_info.json"  # (my_ops-config-version.cmake reads it too)
+            v.check(info_name in names, f"buildinfo {label}: {info_name} is missing")
+            if info_name in names:
+                library_info = json.loads(zf.read(info_name))
+                check_build_info(v, library_info, build, arch_list, f"{base_version}+{label}",
+                                 where=f"buildinfo {label}")
     check_metadata(v, metadata, default, base_version)
     check_license(v, wheel, metadata, _dist_info(names))
     check_bundled_size_and_tools(v, wheel, names, own, float(data["defaults"]["wheel_size_limit_mb"]), skip_tools)

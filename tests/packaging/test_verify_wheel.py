@@ -243,6 +243,7 @@ def test_label_free_wheel_is_verified_library_by_library_and_by_the_tools(tmp_pa
     ("arch", "buildinfo {label}: arch list 8.0;9.0, expected"),
     ("label", "name: version"),
     ("cmake", "cmake: ['my_ops/_libraries/{label}/my_ops-config.cmake'] missing"),
+    ("buildinfo", "buildinfo {label}: my_ops/_libraries/{label}/_build_info.json is missing"),
 ])
 def test_label_free_wheel_faults_are_found(tmp_path, change, message):
     wheel = _label_free(tmp_path)
@@ -254,6 +255,8 @@ def test_label_free_wheel_faults_are_found(tmp_path, change, message):
         broken = _broken_copy(wheel, tmp_path, replace={record: json.dumps({**info, "arch_list": "8.0;9.0"}).encode()})
     elif change == "cmake":
         broken = _broken_copy(wheel, tmp_path, drop=(f"my_ops/_libraries/{label}/my_ops-config.cmake",))
+    elif change == "buildinfo":
+        broken = _broken_copy(wheel, tmp_path, drop=(f"my_ops/_libraries/{label}/_build_info.json",))
     else:
         broken = tmp_path / wheel.name.replace("-cp39", f"+{label}-cp39")
         shutil.copy(wheel, broken)
