@@ -36,8 +36,8 @@ Environment: API_URL, REPOSITORY (owner/name), RUN_ID, RUN_ATTEMPT (optional:
 github.run_attempt), TOKEN (actions: write), JOB_PREFIX (default "gpu "),
 BUILD_PREFIX (default "build ,bundle"), WATCHDOG_JOB_NAME (default
 "gpu-watchdog"), GPU_QUEUE_MINUTES (default 45), POLL_SECONDS (default 60),
-WATCH_MINUTES (default 330: past it, with a GPU runner at work on this run,
-the watchdog exits 0 before the hosted runner's 360-minute limit stops it),
+WATCH_MINUTES (default 330: past it, with nothing stuck, the watchdog exits 0
+before the hosted runner's 360-minute limit stops it),
 STARTED_POLL_SECONDS (default 300: the poll while this run's GPU jobs run),
 OTHER_RUNS_POLL_SECONDS (default 300: how often other runs' jobs are
 listed), RETRY_SECONDS (default 10: the first wait before a failed call is
@@ -145,9 +145,10 @@ def main() -> int:
     busy_since = None  # the last poll that saw a GPU runner busy (this run's GPU job or another run's)
     others_poll = float(os.environ.get("OTHER_RUNS_POLL_SECONDS", "300"))
     others_asked, others_busy = None, []  # when other runs' jobs were last listed, and what was busy then
-    # This job runs on a GitHub-hosted runner, which stops a job at 360 minutes: past WATCH_MINUTES,
-    # with a GPU runner at work on this run, it leaves the GPU jobs' results to them (a re-run of
-    # one of them is then not watched).
+    # This job runs on a GitHub-hosted runner, which stops a job at 360 minutes and so fails the run
+    # (the GPU jobs may all pass): past WATCH_MINUTES, with nothing stuck (a queue behind this run's
+    # or another run's GPU job included), it leaves the GPU jobs' results to them (a re-run of one
+    # of them is then not watched). Polls are at most 5 minutes apart, so it exits before 360.
     watch_until = time.monotonic() + float(os.environ.get("WATCH_MINUTES", "330")) * 60
     # While one of this run's GPU jobs runs, none can get stuck before it ends: poll less often.
     started_poll = float(os.environ.get("STARTED_POLL_SECONDS", "300"))
@@ -209,11 +210,11 @@ def main() -> int:
                 return 1
             print(f"every GPU job passed: {', '.join(j['name'] for j in finished)}")
             return 0
-        answered = bool(gpu) and bool(running or not waiting)  # a GPU runner works on this run's jobs
-        if answered and time.monotonic() > watch_until:
-            print("::warning::a GPU runner works on this run's GPU jobs and this job is near the 360-minute "
-                  "limit of GitHub-hosted runners: it stops watching; the GPU jobs' own results decide the run")
+        if time.monotonic() > watch_until:  # (nothing stuck: that was decided above)
+            print("::warning::this job is near the 360-minute limit of GitHub-hosted runners: it stops "
+                  "watching; the GPU jobs' own results decide the run (one still queued waits unwatched)")
             return 0
+        answered = bool(gpu) and bool(running or not waiting)  # a GPU runner works on this run's jobs
         builds_running = [j for j in ours if j["bare"].startswith(builds) and j["status"] != "completed"]
         # GPU jobs are created moments after the bundle job ends: two quiet polls in a row.
         quiet_polls = quiet_polls + 1 if not gpu and not builds_running else 0

@@ -137,6 +137,18 @@ def test_watchdog_leaves_running_gpu_jobs_before_the_hosted_runners_limit():
     assert "360-minute" in result.stdout
 
 
+def test_watchdog_leaves_a_queue_behind_another_runs_gpu_job_before_the_limit():
+    """Past WATCH_MINUTES, legs queued while the one GPU runner works on another run's job (main's
+    run of the tag's commit, a nightly) are not stuck: the watchdog exits 0 rather than be stopped."""
+    api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "queued", 50),
+                      _job("wheels / gpu-watchdog", "in_progress", 55)],
+                     others=[{"name": "gpu 2.11-cu130", "status": "in_progress", "labels": ["gpu"]}])
+    api.extra_env = {"WATCH_MINUTES": "0"}
+    result = api.run_watchdog("45")
+    assert result.returncode == 0 and not api.cancelled, result.stdout
+    assert "360-minute" in result.stdout
+
+
 def test_watchdog_past_its_time_still_watches_a_queue_no_runner_answers():
     """Past WATCH_MINUTES, GPU jobs that no runner has taken are still watched (and cancelled)."""
     api = FakeRunApi([_job("wheels / gpu 2.11-cu130", "queued", 50),
