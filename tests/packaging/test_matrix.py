@@ -180,11 +180,9 @@ def test_aarch64_variants_follow_pytorch():
     assert "2.11-cu130" in aarch64 and "2.14-cu132" in aarch64 and "2.6-cu124" not in aarch64
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step (bash, python3)")
-@pytest.mark.parametrize("repository,gpu", [("my-ops/my_ops", True), ("someone/my_ops", False)])
-def test_gha_matrix_script_has_no_gpu_jobs_in_a_fork(tmp_path, repository, gpu):
-    """A fork's push to main has no GPU runner and no PREFLIGHT_TOKEN: gpu-tests=0 skips gpu-guard,
-    the GPU jobs and the watchdog (their conditions need gpu-guard to succeed)."""
+def _gha_matrix_outputs(tmp_path: Path, event: str, **env: str) -> dict[str, str]:
+    """The GITHUB_OUTPUT lines of the real ci/plan/gha-matrix.sh for `event`, its source check
+    answered by the act stand-ins on 127.0.0.1."""
     sys.path.insert(0, str(ROOT / "ci" / "test"))
     import workflow_standins
     import workflow_test
@@ -194,14 +192,21 @@ def test_gha_matrix_script_has_no_gpu_jobs_in_a_fork(tmp_path, repository, gpu):
     out = tmp_path / "github_output"
     try:
         subprocess.run(["bash", str(ROOT / "ci/plan/gha-matrix.sh")], check=True, capture_output=True, env={
-            "PATH": os.environ["PATH"], "EVENT": "push", "GITHUB_OUTPUT": str(out),
-            "GITHUB_REPOSITORY": repository,
+            "PATH": os.environ["PATH"], "EVENT": event, "GITHUB_OUTPUT": str(out),
             "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
             "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
-            "ACTION_REGISTRY_URL": f"{servers.url}/registry"})
+            "ACTION_REGISTRY_URL": f"{servers.url}/registry", **env})
     finally:
         servers.close()
-    lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    return dict(line.split("=", 1) for line in out.read_text().splitlines())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step (bash, python3)")
+@pytest.mark.parametrize("repository,gpu", [("my-ops/my_ops", True), ("someone/my_ops", False)])
+def test_gha_matrix_script_has_no_gpu_jobs_in_a_fork(tmp_path, repository, gpu):
+    """A fork's push to main has no GPU runner and no PREFLIGHT_TOKEN: gpu-tests=0 skips gpu-guard,
+    the GPU jobs and the watchdog (their conditions need gpu-guard to succeed)."""
+    lines = _gha_matrix_outputs(tmp_path, "push", GITHUB_REPOSITORY=repository)
     assert (int(lines["gpu-tests"]) > 0) == gpu
     assert json.loads(lines["test-gpu"])["include"], "the matrix itself stays (its jobs are skipped)"
 
@@ -209,22 +214,7 @@ def test_gha_matrix_script_has_no_gpu_jobs_in_a_fork(tmp_path, repository, gpu):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step (bash, python3)")
 def test_gha_matrix_script_writes_github_outputs(tmp_path):
     """The real script, its source check answered by the stand-ins on 127.0.0.1; images come pinned."""
-    sys.path.insert(0, str(ROOT / "ci" / "test"))
-    import workflow_standins
-    import workflow_test
-
-    servers = workflow_standins.StandIns()
-    servers.state["torch_wheels"] = set(workflow_test.every_torch_wheel())
-    out = tmp_path / "github_output"
-    try:
-        subprocess.run(["bash", str(ROOT / "ci/plan/gha-matrix.sh")], check=True, env={
-            "PATH": os.environ["PATH"], "EVENT": "pull_request", "GITHUB_OUTPUT": str(out),
-            "TORCH_INDEX_URL": f"{servers.url}/torch", "PYPI_SIMPLE_URL": f"{servers.url}/pypi",
-            "REGISTRY_URL": f"{servers.url}/registry", "REGISTRY_AUTH_URL": f"{servers.url}/registry/token",
-            "ACTION_REGISTRY_URL": f"{servers.url}/registry"})
-    finally:
-        servers.close()
-    lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    lines = _gha_matrix_outputs(tmp_path, "pull_request")
     assert set(lines) == {"build-linux", "build-windows", "build-macos", "test-cpu", "test-gpu", "gpu-tests"}
     assert int(lines["gpu-tests"]) == len(json.loads(lines["test-gpu"])["include"])
     wanted = matrix.load()["pull_request"]["pairs"]

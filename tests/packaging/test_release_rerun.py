@@ -373,6 +373,17 @@ esac
 """
 
 
+def _fetch_env(tmp_path: Path, assets: list[dict]) -> dict[str, str]:
+    """The environment of fetch-released-wheels.sh with FETCH_GH as `gh`, listing `assets`."""
+    (tmp_path / "assets.json").write_text(json.dumps(assets))
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text(FETCH_GH)
+    gh.chmod(0o755)
+    return {**os.environ, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(tmp_path / "gh.log"),
+            "ASSETS_JSON": str(tmp_path / "assets.json")}
+
+
 def test_fetch_downloads_the_labelled_wheels_by_their_download_urls(tmp_path):
     labelled = "my_ops-0.9.0+cu126-cp39-abi3-manylinux_2_28_x86_64.whl"
     others = ["my_ops-0.9.0-cp39-abi3-manylinux_2_28_x86_64.whl", f"{labelled}.metadata", "SHA256SUMS",
@@ -380,13 +391,7 @@ def test_fetch_downloads_the_labelled_wheels_by_their_download_urls(tmp_path):
     recorded = Recorded(assets={name: os.urandom(64) for name in [labelled, *others]})
     assets = [{"name": n, "url": f"{recorded.url}/api-asset/{n}", "browser_download_url": f"{recorded.url}/assets/{n}"}
               for n in [labelled, *others]]
-    (tmp_path / "assets.json").write_text(json.dumps(assets))
-    gh = tmp_path / "bin" / "gh"
-    gh.parent.mkdir()
-    gh.write_text(FETCH_GH)
-    gh.chmod(0o755)
-    env = {**os.environ, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(tmp_path / "gh.log"),
-           "ASSETS_JSON": str(tmp_path / "assets.json")}
+    env = _fetch_env(tmp_path, assets)
     result = subprocess.run(["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")],
                             env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -408,13 +413,7 @@ def test_fetch_refuses_bytes_that_are_not_the_assets_digest(tmp_path):
     recorded = Recorded(assets={labelled: os.urandom(64)})
     digest = "sha256:" + hashlib.sha256(recorded.assets[labelled]).hexdigest()
     assets = [{"name": labelled, "browser_download_url": f"{recorded.url}/assets/{labelled}", "digest": digest}]
-    (tmp_path / "assets.json").write_text(json.dumps(assets))
-    gh = tmp_path / "bin" / "gh"
-    gh.parent.mkdir()
-    gh.write_text(FETCH_GH)
-    gh.chmod(0o755)
-    env = {**os.environ, "PATH": f"{gh.parent}:{os.environ['PATH']}", "GH_LOG": str(tmp_path / "gh.log"),
-           "ASSETS_JSON": str(tmp_path / "assets.json")}
+    env = _fetch_env(tmp_path, assets)
     fetch = ["bash", str(ROOT / "ci/release/fetch-released-wheels.sh"), str(tmp_path / "out")]
     assert subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=60).returncode == 0
     (tmp_path / "out" / "v0.9.0" / labelled).unlink()
