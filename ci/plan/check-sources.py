@@ -175,14 +175,11 @@ def action_images() -> list[tuple[str, str]]:
                   for pin in expiry.pinned_actions() if "image" in table.get(pin, {}))
 
 
-# The words that end a problem of an image's digest (not of its existence)
-DIGEST_PROBLEM = "the digest is not the one recorded"
-
-
-def action_image_problem(image: str, recorded: str) -> str | None:
-    """None when the registry has `host/repository:tag` and it names the `recorded` digest, else why
-    not (OCI distribution API: an anonymous bearer token from the registry's own WWW-Authenticate
-    challenge; the digest is the HEAD answer's Docker-Content-Digest)."""
+def action_image_problem(image: str, recorded: str) -> tuple[str, bool] | None:
+    """None when the registry has `host/repository:tag` and it names the `recorded` digest, else
+    (why not, whether only the digest is wrong) (OCI distribution API: an anonymous bearer token
+    from the registry's own WWW-Authenticate challenge; the digest is the HEAD answer's
+    Docker-Content-Digest)."""
     name, _, tag = image.rpartition(":")
     host, _, repository = name.partition("/")
     base = os.environ.get("ACTION_REGISTRY_URL", f"https://{host}").rstrip("/")
@@ -200,23 +197,23 @@ def action_image_problem(image: str, recorded: str) -> str | None:
                     body, _ = fetch(f"{fields.get('realm', '')}?{query}")
                     headers["Authorization"] = f"Bearer {json.loads(body)['token']}"
                 except (urllib.error.URLError, OSError, KeyError, ValueError) as failure:
-                    return f"{image}: no registry token ({failure})"
+                    return f"{image}: no registry token ({failure})", False
                 continue
             return (f"{image}: the registry answers {error.code}: the pinned action's image does not exist; "
                     "pin the action to a commit that has one (a release branch's head, not an annotated "
-                    "tag's object) and record it in ci/plan/expiry.toml")
+                    "tag's object) and record it in ci/plan/expiry.toml"), False
         except (urllib.error.URLError, OSError) as error:
-            return f"{image}: {error}"
+            return f"{image}: {error}", False
         digest = {k.lower(): v for k, v in answer.items()}.get("docker-content-digest", "")
         if not recorded:
             return (f"{image}: no image_digest recorded in ci/plan/expiry.toml; the registry names "
-                    f"{digest or '(no digest)'}: check it and record it ({DIGEST_PROBLEM})")
+                    f"{digest or '(no digest)'}: check it and record it", True)
         if digest != recorded:
             return (f"{image}: the tag now names {digest or '(no digest)'}, not the {recorded} recorded in "
                     "ci/plan/expiry.toml: the image that would hold this run's PyPI token changed; find out "
-                    f"why (PyPA re-pointed or rebuilt the tag) before recording the new digest ({DIGEST_PROBLEM})")
+                    "why (PyPA re-pointed or rebuilt the tag) before recording the new digest", True)
         return None
-    return f"{image}: the registry refused the token it issued"
+    return f"{image}: the registry refused the token it issued", False
 
 
 def needed(event: str) -> tuple[set[tuple[str, str, bool, str, str]], set[str]]:
@@ -257,7 +254,7 @@ def main() -> int:
                         help="check only the pinned actions' images (the PyPI job, before the upload)")
     args = parser.parse_args()
     if args.action_images_only:
-        problems = [p for image, digest in action_images() if (p := action_image_problem(image, digest))]
+        problems = [p[0] for image, digest in action_images() if (p := action_image_problem(image, digest))]
         for problem in problems:
             print(f"::error::{problem}")
         if not problems:
@@ -281,8 +278,8 @@ def main() -> int:
     # GitHub Release is public; the PyPI job checks again before its upload); elsewhere it is a
     # warning: PyPA rebuilds a tag now and then, and pull requests and main need no PyPI token.
     release = os.environ.get("GITHUB_REF", "").startswith("refs/tags/v")
-    warnings = [p for p in image_problems if not release and DIGEST_PROBLEM in p]
-    problems += [p for p in image_problems if p not in warnings]
+    warnings = [message for message, digest_only in image_problems if digest_only and not release]
+    problems += [message for message, digest_only in image_problems if not (digest_only and not release)]
     print(f"checked {len(wheels)} torch wheels, the CUDA of {len(pypi_variants)} PyPI torch releases, "
           f"{len(images)} builder images and {len(pinned_images)} action images")
     for warning in warnings:
