@@ -223,5 +223,6 @@ def main() -> int:
             return 0
         time.sleep(started_poll if answered else poll)
 
+
 if __name__ == "__main__":
     sys.exit(main())
