@@ -1,4 +1,13 @@
-"""The Python API's float arguments, which the dispatcher would convert silently."""
+"""The Python API's scalar arguments, which the dispatcher would convert silently.
+
+Through torch.ops, the dispatcher turns what it can into the schema's type
+before any my_ops code runs: True into 1.0 (a `float`), a
+one-element tensor into its value. The API refuses a bool (a flag passed
+where a number belongs is a mistake, not a 1.0) with a RuntimeError, the class
+the dispatcher's own refusals (a str, None, a complex) have, so that one
+`except RuntimeError` holds on every road. A tensor is passed on, for the
+dispatcher to convert or refuse exactly as through torch.ops.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +17,17 @@ import torch
 from torch import Tensor
 
 
+def _refuse_bool(name: str, argument: str, value, kind: str, also: str) -> None:
+    if isinstance(value, bool):
+        raise RuntimeError(f"my_ops.{name}: expected {argument} to be {kind}{also}, but got bool {value!r}")
+
+
 def float_argument(name: str, argument: str, value, also: str = ""):
-    """A real number (NumPy's included) as a float; a bool or a tensor refused; what the
-    dispatcher refuses (None, a str, a complex) passed on, for its error, as through torch.ops."""
-    if type(value) is float or isinstance(value, (torch.SymFloat, torch.SymInt)):
+    """A real number (NumPy's included) as a float; a bool refused; anything
+    else (a tensor, None, a str, a complex) passed on to the dispatcher, which
+    converts or refuses it as through torch.ops."""
+    if type(value) is float or isinstance(value, (torch.SymFloat, torch.SymInt, Tensor)):
         return value
-    if isinstance(value, (bool, Tensor)):
-        # (a tensor by its kind alone: a traced one is a FakeTensor, which dynamo cannot print)
-        got = "Tensor" if isinstance(value, Tensor) else f"bool {value!r}"
-        raise TypeError(f"my_ops.{name}: expected {argument} to be a float{also}, but got {got}")
+    _refuse_bool(name, argument, value, "a float", also)
     return float(value) if isinstance(value, numbers.Real) else value
+

@@ -196,36 +196,70 @@ def _optional_eps(spec) -> int | None:
 EPS_SPECS = [s for s in specs.ALL if _optional_eps(s) is not None]
 
 
-def _eps_calls() -> list:
-    """(spec, bad call): a bool or a tensor for eps, refused by the Python
-    API on every road with the op's name. (torch.ops takes both: the
-    dispatcher converts them to a float before any kernel runs, and the
-    stable ABI has no Scalar argument that would keep their type. A str or
-    None for a float the dispatcher refuses itself, the same through the
-    API: test_float_arguments.py.)"""
+def _one_spec_per_op() -> list:
+    first = {}
+    for spec in specs.ALL:
+        first.setdefault(spec.name, spec)
+    return list(first.values())
+
+
+def _with(spec, device, position: int, value) -> tuple:
+    """Fresh arguments of spec, the one at `position` replaced by value (the
+    arguments the spec leaves to their defaults given theirs)."""
+    arguments = spec.op._schema.arguments
+    args = list(_fresh(spec, device))
+    args += [a.default_value for a in arguments[len(args):]]
+    args[position] = value
+    return tuple(args)
+
+
+def _bool_calls() -> list:
+    """(spec, bad call): True for each float argument of every op with a
+    Python API, refused by the API on every road with the op's name.
+    (torch.ops takes it: the dispatcher converts it to 1.0 before any kernel
+    runs, and the stable ABI has no Scalar argument that would keep its type:
+    test_a_bool_is_converted_by_torch_ops_alone.)"""
     calls = []
-    for spec in EPS_SPECS:
+    for spec in _one_spec_per_op():
         if spec.api is None:
             continue
-        for bad in (True, torch.tensor(1e-5)):
-            def make(device, spec=spec, bad=bad):
-                args = list(_fresh(spec, device))
-                args[_optional_eps(spec)] = bad.to(device) if isinstance(bad, torch.Tensor) else bad
-                return tuple(args)
+        for i, argument in enumerate(spec.op._schema.arguments):
+            if str(argument.type) in ("float", "Optional[float]"):
+                also = r" \(or None for the machine epsilon\)" if argument.name == "eps" else ""
+                calls.append((spec, specs.BadCall(f"{argument.name} bool", lambda d, spec=spec, i=i: _with(
+                    spec, d, i, True), rf"expected {argument.name} to be a float{also}, but got bool True")))
+    return calls
 
-            kind = "bool" if bad is True else "Tensor"
-            calls.append((spec, specs.BadCall(f"eps {kind}", make, r"expected eps to be a float \(or None for the "
-                                              rf"machine epsilon\), but got {kind}")))
+
+# a value of another Python type for each kind of argument
+_WRONG_TYPES = {"Tensor": (0.5,), "Optional[Tensor]": (0.5,), "float": ("0.5", None, 1 + 2j),
+                "Optional[float]": ("0.5", 1 + 2j), "str": (None, 1)}
+
+
+def _type_calls() -> list:
+    """(spec, bad call): a value of another Python type for each argument of
+    every op, which the dispatcher refuses on torch.ops before any my_ops
+    code runs; the API passes it on, for the same refusal on every road."""
+    calls = []
+    for spec in _one_spec_per_op():
+        for i, argument in enumerate(spec.op._schema.arguments):
+            kind = str(argument.type)
+            for value in _WRONG_TYPES.get(kind, ()):
+                message = (rf"my_ops::{spec.name}\(\) Expected a value of type '{re.escape(kind)}' for argument "
+                           rf"'{argument.name}' but instead found type '{type(value).__name__}'")
+                calls.append((spec, specs.BadCall(f"{argument.name} {type(value).__name__}",
+                                                  lambda d, spec=spec, i=i, value=value: _with(spec, d, i, value),
+                                                  message)))
     return calls
 
 
 REFUSAL_ROADS = ["api", "torch.ops", "compile", "compile dynamic", "export non-strict", "functionalize", "vmap"]
 
 
-def _refused(spec, bad, road, device, kind=RuntimeError) -> None:
-    """bad's call refused on `road` with the op's message; eagerly (api,
-    torch.ops) as `kind`, whichever way it is called (compile and export
-    wrap the op's error in their own)."""
+def _refused(spec, bad, road, device, own: bool = True) -> None:
+    """bad's call refused on `road` with a RuntimeError (compile's own
+    errors are RuntimeErrors that quote it) holding the op's message (own:
+    "my_ops.<op>: <message>"; else the dispatcher's, bad.message whole)."""
     if road == "api" and spec.api is None:
         pytest.skip("no Python API")
     args = bad.make(device)
@@ -237,32 +271,101 @@ def _refused(spec, bad, road, device, kind=RuntimeError) -> None:
         pytest.skip("torch's eager functionalization takes no mutating custom op (test_same_results)")
     # (the message ends where the op's does: dynamo quotes it inside its own)
     message = bad.message.removesuffix("$")
-    if road == "compile dynamic":  # (a size in the message may be a symbol there: s27 for 8)
+    if road == "compile dynamic":  # (a size in the message may be a symbol there: s27 for 8; a float a SymFloat)
         message = re.sub(r"(?<!\\)\d+", r"\\S+", message)
-    pattern = rf"my_ops\.{spec.name}: {message}(?![\w.])"
-    with pytest.raises(kind if road in ("api", "torch.ops") else Exception, match=pattern):
+        message = re.sub(r"found type '(float|int)'", lambda m: f"found type '({m[1]}|Sym{m[1].title()})'", message)
+    if road.startswith("export") and any(isinstance(a, complex) for a in args):
+        pytest.skip("torch.export refuses a complex input before the op is called")
+    pattern = rf"my_ops\.{spec.name}: {message}(?![\w.])" if own else message
+    with pytest.raises(RuntimeError) as refusal:
         _through(road, _callable(spec, road), args)
+    text = str(refusal.value)
+    if road.startswith("compile"):  # (dynamo quotes the op's error as a repr: \' for ')
+        text = text.replace("\\'", "'")
+    assert re.search(pattern, text), (pattern, text)
 
 
-@pytest.mark.parametrize("spec, bad", [(s, b) for s, b in specs.bad_calls()], ids=lambda v: getattr(v, "id", None)
-                         or getattr(v, "name", None))
+def _ids(v):
+    return getattr(v, "id", None) or getattr(v, "name", None)
+
+
+@pytest.mark.parametrize("spec, bad", [(s, b) for s, b in specs.bad_calls()], ids=_ids)
 @pytest.mark.parametrize("road", REFUSAL_ROADS)
 def test_same_refusals(spec, bad, road, device):
     """Each bad call of the spec is refused on every road, with the op's own message."""
     _refused(spec, bad, road, device)
 
 
-@pytest.mark.parametrize("spec, bad", _none_calls(), ids=lambda v: getattr(v, "id", None) or getattr(v, "name", None))
+@pytest.mark.parametrize("spec, bad", _none_calls(), ids=_ids)
 @pytest.mark.parametrize("road", REFUSAL_ROADS)
 def test_none_for_a_tensor_refused_alike(spec, bad, road, device):
     """None for any tensor argument, the only one included, is named by the op on every road."""
     _refused(spec, bad, road, device)
 
 
-@pytest.mark.parametrize("spec, bad", _eps_calls(), ids=lambda v: getattr(v, "id", None) or getattr(v, "name", None))
+@pytest.mark.parametrize("spec, bad", _bool_calls(), ids=_ids)
 @pytest.mark.parametrize("road", [r for r in REFUSAL_ROADS if r != "torch.ops"])
-def test_eps_of_another_type_refused_alike(spec, bad, road, device):
-    _refused(spec, bad, road, device, kind=TypeError)
+def test_a_bool_for_a_float_refused_alike(spec, bad, road, device):
+    _refused(spec, bad, road, device)
+
+
+@pytest.mark.parametrize("spec, bad", _type_calls(), ids=_ids)
+@pytest.mark.parametrize("road", REFUSAL_ROADS)
+def test_a_value_of_another_type_refused_alike(spec, bad, road, device):
+    """The dispatcher's refusal (the schema's type named), whichever way the op is called."""
+    _refused(spec, bad, road, device, own=False)
+
+
+@pytest.mark.parametrize("spec, bad", [(s, b) for s, b in [*specs.bad_calls(), *_none_calls(), *_type_calls()]
+                                       if s.api is not None], ids=_ids)
+def test_the_api_raises_what_torch_ops_raises(spec, bad, device):
+    """Each bad call raises one exception through the Python API and through
+    torch.ops: the same class, RuntimeError (that of the dispatcher's own
+    refusals, which come first on torch.ops), and the same message."""
+    errors = []
+    for call in (spec.op, _callable(spec, "api")):
+        with pytest.raises(Exception) as info:
+            call(*bad.make(device))
+        errors.append(info.value)
+    through_ops, through_api = errors
+    assert type(through_ops) is RuntimeError, repr(through_ops)
+    assert (type(through_api), str(through_api)) == (type(through_ops), str(through_ops))
+
+
+@pytest.mark.parametrize("spec, bad", _bool_calls(), ids=_ids)
+def test_a_bool_is_converted_by_torch_ops_alone(spec, bad, device):
+    """The one difference between the roads' refusals, which my_ops cannot
+    close: torch.ops reads True for a float as 1.0 (the dispatcher converts it
+    before any my_ops code runs); the API refuses it (the other roads: above)."""
+    args = bad.make(device)
+    position = next(i for i, a in enumerate(args) if a is True)
+    as_number = list(_copy(args))
+    as_number[position] = 1.0
+    want = _callable(spec, "torch.ops")(*as_number)
+    torch.testing.assert_close(_callable(spec, "torch.ops")(*_copy(args)), want, rtol=0, atol=0)
+
+
+def _tensor_for_a_float_calls() -> list:
+    """(spec, position, value): a 0-dim tensor for each float argument of every op."""
+    return [pytest.param(spec, i, id=f"{spec.id}-{argument.name}") for spec in _one_spec_per_op()
+            for i, argument in enumerate(spec.op._schema.arguments)
+            if str(argument.type) in ("float", "Optional[float]")]
+
+
+@pytest.mark.parametrize("spec, position", _tensor_for_a_float_calls())
+def test_a_tensor_for_a_float_is_its_value_on_both_eager_roads(spec, position, device):
+    """A one-element tensor for a float argument (muladd's c, an eps) is its
+    value through torch.ops (the dispatcher converts it) and through the API
+    alike, which passes it on. (Under torch.compile both roads fail alike:
+    the conversion needs the tensor's value, which tracing has not.)"""
+    value = float(_fresh(spec, device)[position] or 1e-5) * 1.5
+    as_number = _with(spec, device, position, value)
+    as_tensor = list(_copy(as_number))
+    as_tensor[position] = torch.tensor(value, dtype=torch.float64)
+    want = _callable(spec, "torch.ops")(*_copy(as_number))
+    for road in ("api", "torch.ops") if spec.api is not None else ("torch.ops",):
+        got = _callable(spec, road)(*_copy(as_tensor))
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("spec, road", [(s, r) for s in EPS_SPECS for r in _roads(s) + ["module"]
