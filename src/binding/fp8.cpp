@@ -17,20 +17,20 @@ using api::Tensor;
 using OptionalTensor = std::optional<Tensor>;
 
 const OpRules rms_norm_fp8_op(
-    "rms_norm_fp8(Tensor x, Tensor weight, Tensor scale, float eps) -> Tensor",
+    "rms_norm_fp8(Tensor x, Tensor weight, Tensor scale, float? eps) -> Tensor",
     "x: dim>=1; weight: like_or_wider=x shape=last(x); scale: scale=x; eps: eps");
 const OpRules rms_norm_fp8_per_token_op(
-    "rms_norm_fp8_per_token(Tensor x, Tensor weight, float eps, Tensor? scale_ub=None) -> "
+    "rms_norm_fp8_per_token(Tensor x, Tensor weight, float? eps, Tensor? scale_ub=None) -> "
     "(Tensor, Tensor)",
     "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps; scale_ub: scale=x");
 const OpRules fused_add_rms_norm_fp8_op(
-    "fused_add_rms_norm_fp8(Tensor x, Tensor(a!) residual, Tensor weight, Tensor scale, float eps) "
-    "-> Tensor",
+    "fused_add_rms_norm_fp8(Tensor x, Tensor(a!) residual, Tensor weight, Tensor scale, "
+    "float? eps) -> Tensor",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: "
     "eps");
 const OpRules fused_add_rms_norm_fp8_per_token_op(
-    "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float eps, "
+    "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float? eps, "
     "Tensor? scale_ub=None) -> (Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x "
@@ -124,41 +124,45 @@ void rms_norm_fp8_run(const OpRules &op, const Tensor &x, std::optional<Tensor> 
 }
 
 template <bool kCuda>
-Tensor rms_norm_fp8(const Tensor &x, const Tensor &weight, const Tensor &scale, double eps) {
+Tensor rms_norm_fp8(const Tensor &x, const Tensor &weight, const Tensor &scale,
+                    std::optional<double> eps) {
     rms_norm_fp8_op.check({x, weight, scale, eps});
     Outputs o = make_outputs(x, api::sizes_of(x), false);
-    rms_norm_fp8_run<kCuda>(rms_norm_fp8_op, x, std::nullopt, weight, scale, std::nullopt, eps, o);
+    rms_norm_fp8_run<kCuda>(rms_norm_fp8_op, x, std::nullopt, weight, scale, std::nullopt,
+                            eps_value(x, eps), o);
     return o.out;
 }
 
 template <bool kCuda>
-std::tuple<Tensor, Tensor> rms_norm_fp8_per_token(const Tensor &x, const Tensor &weight, double eps,
+std::tuple<Tensor, Tensor> rms_norm_fp8_per_token(const Tensor &x, const Tensor &weight,
+                                                  std::optional<double> eps,
                                                   OptionalTensor scale_ub) {
     rms_norm_fp8_per_token_op.check({x, weight, eps, scale_ub});
     Outputs o = make_outputs(x, api::sizes_of(x), true);
     rms_norm_fp8_run<kCuda>(rms_norm_fp8_per_token_op, x, std::nullopt, weight, std::nullopt,
-                            scale_ub, eps, o);
+                            scale_ub, eps_value(x, eps), o);
     return {o.out, *o.scales};
 }
 
 template <bool kCuda>
 Tensor fused_add_rms_norm_fp8(const Tensor &x, Tensor residual, const Tensor &weight,
-                              const Tensor &scale, double eps) {
+                              const Tensor &scale, std::optional<double> eps) {
     fused_add_rms_norm_fp8_op.check({x, residual, weight, scale, eps});
     Outputs o = make_outputs(x, api::sizes_of(x), false);
     rms_norm_fp8_run<kCuda>(fused_add_rms_norm_fp8_op, x, residual, weight, scale, std::nullopt,
-                            eps, o);
+                            eps_value(x, eps), o);
     return o.out;
 }
 
 template <bool kCuda>
 std::tuple<Tensor, Tensor> fused_add_rms_norm_fp8_per_token(const Tensor &x, Tensor residual,
-                                                            const Tensor &weight, double eps,
+                                                            const Tensor &weight,
+                                                            std::optional<double> eps,
                                                             OptionalTensor scale_ub) {
     fused_add_rms_norm_fp8_per_token_op.check({x, residual, weight, eps, scale_ub});
     Outputs o = make_outputs(x, api::sizes_of(x), true);
     rms_norm_fp8_run<kCuda>(fused_add_rms_norm_fp8_per_token_op, x, residual, weight, std::nullopt,
-                            scale_ub, eps, o);
+                            scale_ub, eps_value(x, eps), o);
     return {o.out, *o.scales};
 }
 

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -84,6 +86,16 @@ struct NoCudaKernel<op, Ret(Args...)> {
     }
 };
 #endif
+
+// The eps of an RMSNorm op (rms_norm's and the fp8 family's `float? eps`):
+// None is the machine epsilon of the dtype the statistics are computed in
+// (float64 for float64 x, float32 otherwise), as torch.nn.functional.rms_norm
+// takes it. (Called after the checks: x is a valid tensor.)
+inline double eps_value(const api::Tensor &x, std::optional<double> eps) {
+    if (eps) return *eps;
+    return x.scalar_type() == api::ScalarType::Double ? std::numeric_limits<double>::epsilon()
+                                                      : std::numeric_limits<float>::epsilon();
+}
 
 // The distance between the starts of consecutive rows (the leading
 // dimensions flattened) when t's rows can be read in place: the last

@@ -4,7 +4,6 @@
 #include "../kernels/rms_norm.h"
 #include "launch.h"
 
-#include <limits>
 #include <optional>
 
 namespace my_ops {
@@ -38,15 +37,6 @@ struct KernelWeight {
 KernelWeight kernel_weight(const Tensor &x, const Tensor &weight) {
     if (weight.scalar_type() == x.scalar_type()) return {api::contiguous(weight), kernel_dtype(x)};
     return {api::contiguous(api::to_dtype(weight, api::ScalarType::Float)), MY_OPS_FLOAT32};
-}
-
-// eps=None: the machine epsilon of the dtype the statistics are computed in
-// (float64 for float64 x, float32 otherwise), as torch.nn.functional.rms_norm
-// takes it. (Called after the checks: x is a valid tensor.)
-double eps_value(const Tensor &x, std::optional<double> eps) {
-    if (eps) return *eps;
-    return x.scalar_type() == api::ScalarType::Double ? std::numeric_limits<double>::epsilon()
-                                                      : std::numeric_limits<float>::epsilon();
 }
 
 // ------------------------------------------------------------ rms_norm --

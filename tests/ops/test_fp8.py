@@ -116,8 +116,8 @@ def _exact(name, args, ref_args, wants):
     return y / scale.double()
 
 
-def _check_op(name, args):
-    """Runs op `name` on args (residual cloned first) against its reference."""
+def _check_op(name, args, through="api"):
+    """Runs op `name` on args (residual cloned first), through the API or torch.ops, against its reference."""
     spec = SPECS[name]
     add = name.startswith("fused_add")
     residual_before = args[1].clone() if add else None
@@ -125,7 +125,7 @@ def _check_op(name, args):
     if add:
         ref_args[1] = residual_before
     with torch.no_grad():
-        result = spec.api(*args)
+        result = (spec.api if through == "api" else spec.op)(*args)
     want = spec.reference(*ref_args)
     if add:  # (new residual, outputs...)
         new_residual, want = want[0], (want[1:] if len(want) > 2 else want[1])
@@ -165,6 +165,34 @@ def test_norm_ops_take_a_wider_weight(name, shape, weight_dtype, device):
         args[1] = make_input(shape, torch.bfloat16, device)
     args[2 if add else 1] = make_input(shape[-1:], weight_dtype, device, low=0.5, high=1.5)
     _check_op(name, args)
+
+
+@pytest.mark.parametrize("through", ["api", "torch.ops"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("name", NORM_OPS)
+def test_norm_ops_take_eps_none(name, dtype, through, device):
+    """eps=None is the machine epsilon of the statistics' dtype (float32; float64 for float64), as
+    rms_norm and torch.nn.functional.rms_norm take it, through the API and torch.ops alike (the
+    schemas' `float? eps`). Rows small enough for eps to move the result."""
+    x = make_input((6, 40), dtype, device) * 1e-4
+    args = _norm_args(name, x)
+    add = name.startswith("fused_add")
+    if add:
+        args[1] = make_input((6, 40), dtype, device) * 1e-4
+    eps_at = (3 if add else 2) + (0 if name.endswith("per_token") else 1)
+    args[eps_at] = None
+    _check_op(name, args, through)
+
+
+def test_eps_none_is_the_machine_epsilon_of_the_statistics():
+    """The reference's None: float32's epsilon for bfloat16 rows, float64's for float64 ones."""
+    x = torch.randn(3, 16, dtype=torch.float64) * 1e-4
+    w, scale = torch.rand(16, dtype=torch.float64), torch.tensor([0.01])
+    for dtype, eps in ((torch.bfloat16, torch.finfo(torch.float32).eps),
+                       (torch.float64, torch.finfo(torch.float64).eps)):
+        xd = x.to(dtype)
+        assert torch.equal(reference.rms_norm_fp8(xd, w, scale, None).view(torch.uint8),
+                           reference.rms_norm_fp8(xd, w, scale, eps).view(torch.uint8))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

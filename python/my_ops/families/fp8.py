@@ -15,6 +15,11 @@ count toward the row's amax (vLLM's rule): the row's scale comes from its
 other values (a normalized row with a NaN is all NaN, with the floor scale);
 a row of no values gets the floor scale.
 
+eps=None is the machine epsilon of the dtype the statistics are computed in
+(float32; float64 for float64 x), as for rms_norm and
+torch.nn.functional.rms_norm: the schemas take `float? eps`, so torch.ops
+reads None alike.
+
 Inference ops: no autograd. An input that requires grad (with grad mode on)
 is refused, naming the op.
 """
@@ -28,7 +33,7 @@ from .. import _rules
 from .._mutating import _mutating_op, call_mutating
 from .._runtime import _lib, _ops
 from .._vmap import register_batching
-from .rms_norm import _eps, rms_norm_ref
+from .rms_norm import _checked_eps, rms_norm_ref
 
 __all__ = ["rms_norm_fp8", "rms_norm_fp8_per_token", "fused_add_rms_norm_fp8",
            "fused_add_rms_norm_fp8_per_token", "silu_and_mul_fp8", "silu_and_mul_fp8_per_token"]
@@ -44,7 +49,7 @@ def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1
     one-element float32 tensor on x's device.
     """
     if type(eps) is not float:
-        eps = _eps("rms_norm_fp8", x, eps)
+        eps = _checked_eps("rms_norm_fp8", eps)
     return _ops.rms_norm_fp8.default(x, weight, scale, eps)
 
 
@@ -55,7 +60,7 @@ def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
     scale_ub (a one-element float32 tensor, optional) caps each row's amax.
     """
     if type(eps) is not float:
-        eps = _eps("rms_norm_fp8_per_token", x, eps)
+        eps = _checked_eps("rms_norm_fp8_per_token", eps)
     return _ops.rms_norm_fp8_per_token.default(x, weight, eps, scale_ub)
 
 
@@ -63,7 +68,7 @@ def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: T
                            eps: float | None = 1e-6) -> Tensor:
     """``residual += x`` in place, then ``fp8(rms_norm(residual, weight, eps) / scale)``; x is not written."""
     if type(eps) is not float:
-        eps = _eps("fused_add_rms_norm_fp8", x, eps)
+        eps = _checked_eps("fused_add_rms_norm_fp8", eps)
     return call_mutating(_ops.fused_add_rms_norm_fp8.default, (x, residual, weight, scale, eps))
 
 
@@ -71,7 +76,7 @@ def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor
                                      scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """``residual += x`` in place, then ``rms_norm_fp8_per_token(residual, weight, eps, scale_ub)``."""
     if type(eps) is not float:
-        eps = _eps("fused_add_rms_norm_fp8_per_token", x, eps)
+        eps = _checked_eps("fused_add_rms_norm_fp8_per_token", eps)
     return call_mutating(_ops.fused_add_rms_norm_fp8_per_token.default, (x, residual, weight, eps, scale_ub))
 
 

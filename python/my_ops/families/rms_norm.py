@@ -26,21 +26,21 @@ def _eps(name: str, x: Tensor, eps):
     """eps as a float: None is the machine epsilon of the dtype the statistics
     are computed in (float32; float64 for float64), as
     torch.nn.functional.rms_norm takes it (what _eps_value reads; the Triton
-    op takes a float); a bool, str or tensor refused, naming the op."""
+    op takes a float); a bool refused, naming the op (_arguments.py)."""
     if eps is None:
         return _eps_value(x, None) if isinstance(x, Tensor) else eps  # (a bad x: the call names it)
     return _float(name, "eps", eps, " (or None for the machine epsilon)")
 
 
 def _checked_eps(name: str, eps):
-    """eps as the C ops' schema takes it (float? eps=None: the kernels read
-    None as _eps_value does); a bool, str or tensor, which the dispatcher
-    would convert, refused, naming the op."""
+    """eps as the C ops' schema takes it (rms_norm's and the fp8 family's
+    `float? eps`: the kernels read None as _eps_value does); a bool, which the
+    dispatcher would convert, refused, naming the op (_arguments.py)."""
     return None if eps is None else _float(name, "eps", eps, " (or None for the machine epsilon)")
 
 
 def _eps_value(x: Tensor, eps):
-    """eps=None as the kernels read it (src/binding/rms_norm.cpp, eps_value)."""
+    """eps=None as the kernels read it (src/binding/launch.h, eps_value)."""
     return torch.finfo(_accumulator(x.dtype)).eps if eps is None else eps
 
 
@@ -114,7 +114,8 @@ _autograd("rms_norm", _rms_norm_backward, setup_context=_rms_norm_setup)
 register_batching(_lib, "rms_norm", rows=(0,))
 
 
-def rms_norm_ref(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+def rms_norm_ref(x: Tensor, weight: Tensor, eps: float | None) -> Tensor:
+    eps = _eps_value(x, eps)
     x64 = x.double()
     return x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps) * weight.double()
 
