@@ -1,9 +1,9 @@
 """The Python API's scalar arguments, which the dispatcher would convert silently.
 
 Through torch.ops, the dispatcher turns what it can into the schema's type
-before any my_ops code runs: True into 1.0 (a `float`), a
+before any my_ops code runs: True into 1 (an `int`) or 1.0 (a `float`), a
 one-element tensor into its value. The API refuses a bool (a flag passed
-where a number belongs is a mistake, not a 1.0) with a RuntimeError, the class
+where a number belongs is a mistake, not a 1) with a RuntimeError, the class
 the dispatcher's own refusals (a str, None, a complex) have, so that one
 `except RuntimeError` holds on every road. A tensor is passed on, for the
 dispatcher to convert or refuse exactly as through torch.ops.
@@ -31,3 +31,13 @@ def float_argument(name: str, argument: str, value, also: str = ""):
     _refuse_bool(name, argument, value, "a float", also)
     return float(value) if isinstance(value, numbers.Real) else value
 
+
+def int_argument(name: str, argument: str, value, also: str = ""):
+    """An integer (NumPy's included) as an int; a bool refused; anything else
+    (a tensor, a float, None, a str) passed on to the dispatcher, which
+    converts or refuses it as through torch.ops. (No op takes an int yet: the
+    API of the first one that does reads it through here.)"""
+    if type(value) is int or isinstance(value, (torch.SymInt, Tensor)):
+        return value
+    _refuse_bool(name, argument, value, "an int", also)
+    return int(value) if isinstance(value, numbers.Integral) else value

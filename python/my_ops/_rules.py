@@ -221,8 +221,9 @@ def check(op: str, *args, params: list[Param] | None = None) -> None:
         else:
             for c in p.clauses:
                 if c.key == ">=":
+                    # (int(a): a bool, which the dispatcher reads as 0 or 1, written as C++ writes it)
                     _check(a >= c.number, lambda: f"my_ops.{op}: expected {p.name} to be >= {c.number}, "
-                                                  f"but got {a}")
+                                                  f"but got {int(a)}")
                 if c.key == "one_of" and a not in c.ref.split("|"):
                     words = [f"'{w}'" for w in c.ref.split("|")]
                     expected = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]

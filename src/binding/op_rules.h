@@ -31,6 +31,11 @@
 // at least N. A bool argument has no clauses. Any of these may be optional
 // (`int?`, ...): None passes. A clause on an argument of another kind, or an
 // argument of another type (`int[]`, `SymInt`, ...), is a bad definition.
+// The dispatcher converts a scalar before any check sees it: a bool given for
+// an `int` or `float` is 1 or 0, a one-element tensor its value. The Python
+// API refuses a bool itself (_arguments.py: int_argument, float_argument);
+// through torch.ops a bool passes as that number. A number in a message is
+// written as the checked value (`but got 1`), by both readers.
 #pragma once
 
 #include <initializer_list>

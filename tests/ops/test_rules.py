@@ -333,6 +333,9 @@ RULE_TEXTS = [
     # an alias annotation keeps the optional mark: "Tensor(a!)?" is an optional tensor
     ("q(Tensor(a!)? out) -> ()", "", dict(out=None), ""),
     ("q(Tensor(a!) out) -> ()", "", dict(out=None), "my_ops.q: expected out to be a tensor, but got None"),
+    # a bool for an int is the number the dispatcher makes of it, written as a number by both readers
+    (_KINDS, _KIND_RULES, dict(group_size=False), "my_ops.q: expected group_size to be >= 1, but got 0"),
+    (_KINDS, _KIND_RULES, dict(group_size=True), ""),
 ]
 
 
@@ -353,8 +356,44 @@ def test_both_rule_readers_take_the_same_texts_and_values(schema, text, changed,
     (_rules.py) on rule texts of no op, with scalar arguments of every kind: the
     same values accepted, the same refused with the same message, the same
     malformed texts refused (the C++ reader aborts loading on those)."""
-    names = [a.name for a in torch._C.parse_schema(schema).arguments]
-    values = [changed.get(n, _GOOD.get(n, 1)) for n in names]
-    as_text = "\n".join(repr(v) if isinstance(v, float) else str(v) for v in values)
-    assert _C.check_rules(schema, text, as_text) == expected
+    arguments = torch._C.parse_schema(schema).arguments
+    values = [changed.get(a.name, _GOOD.get(a.name, 1)) for a in arguments]
+    assert _C.check_rules(schema, text, _as_text(arguments, values)) == expected
     assert _python_reader(schema, text, values) == expected
+
+
+def _as_text(arguments, values) -> str:
+    """values as _C.check_rules reads them, one a line: a bool for an int as
+    the number the dispatcher makes of it before any check sees it."""
+    def text(argument, v):
+        if isinstance(v, bool) and str(argument.type) in ("int", "Optional[int]"):
+            return str(int(v))
+        return repr(v) if isinstance(v, float) else str(v)
+
+    return "\n".join(text(a, v) for a, v in zip(arguments, values))
+
+
+def test_an_int_argument_refuses_a_bool_the_dispatcher_would_convert():
+    """torch.ops turns True for an `int` into 1 before any op's code runs
+    (shown on aten::select's index: a registered probe op would outlive the
+    test); _arguments.int_argument, which the Python API of an op with an int
+    argument reads it through, refuses it with the class of the dispatcher's
+    own refusals, and passes everything else on as torch.ops would take it."""
+    import numpy as np
+
+    from my_ops._arguments import int_argument
+
+    x = torch.randn(3, 4, dtype=torch.float64)
+    select = torch.ops.aten.select.int
+    torch.testing.assert_close(select(x, 0, True), x[1], rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match=r"^my_ops\.q: expected n to be an int, but got bool True$"):
+        int_argument("q", "n", True)
+    with pytest.raises(RuntimeError, match=r"^my_ops\.q: expected n to be an int \(at least 1\), but got bool False$"):
+        int_argument("q", "n", False, " (at least 1)")
+    assert type(int_argument("q", "n", np.int64(2))) is int and int_argument("q", "n", np.int64(2)) == 2
+    tensor = torch.tensor(2)
+    assert int_argument("q", "n", tensor) is tensor
+    for passed_on in ("2", 2.5, None):  # (refused by the dispatcher itself, as through torch.ops)
+        assert int_argument("q", "n", passed_on) is passed_on
+        with pytest.raises(RuntimeError, match=r"Expected a value of type 'int' for argument 'index'"):
+            select(x, 0, int_argument("q", "n", passed_on))
