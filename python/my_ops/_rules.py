@@ -96,6 +96,8 @@ def parse(arguments, text: str) -> list[Param]:
         if kind not in ("Tensor", "float", "int", "bool", "str"):
             raise ValueError(f"argument '{a.name}' has a type the rules do not take "
                              "(Tensor, float, int, bool or str, each optionally with ?)")
+        if a.name in params:  # (torch's schema parser takes it)
+            raise ValueError(f"two arguments named '{a.name}'")
         params[a.name] = Param(a.name, kind, optional)
     for entry in filter(None, (e.strip() for e in text.split(";"))):
         if ":" not in entry:
@@ -110,6 +112,8 @@ def parse(arguments, text: str) -> list[Param]:
                 raise ValueError(f"rules name an unknown argument '{clause.ref}'")
             if clause.key not in _CLAUSE_KINDS:
                 raise ValueError(f"unknown clause '{word}'")
+            if clause.key == "one_of" and "" in clause.ref.split("|"):
+                raise ValueError(f"clause '{word}' needs words separated by '|', none empty")
             if _CLAUSE_KINDS[clause.key] != p.kind:
                 raise ValueError(f"clause '{word}' does not apply to the {p.kind} argument '{p.name}'")
             p.clauses.append(clause)

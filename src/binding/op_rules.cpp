@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -198,9 +199,16 @@ void OpRules::parse() {
     for (const auto &arg : split(text.substr(open + 1, close - open - 1), ',')) {
         if (arg.empty()) continue;
         const auto space = arg.find_last_of(' ');
+        // (torch's schema parser refuses these too, at registration; this reader
+        // also serves _C.check_rules, where nothing registers the schema)
+        if (space == std::string::npos)
+            throw std::invalid_argument("argument '" + arg + "' needs a type and a name");
         Param p;
         p.name = arg.substr(space + 1);
         p.name = p.name.substr(0, p.name.find('='));  // drop a default value
+        for (const Param &before : params_)
+            if (before.name == p.name)
+                throw std::invalid_argument("two arguments named '" + p.name + "'");
         std::string type = arg.substr(0, space);
         const auto alias = type.find('(');  // drop an alias annotation: "Tensor(a!)?" is "Tensor?"
         if (alias != std::string::npos) type.erase(alias, type.find(')', alias) - alias + 1);
@@ -247,7 +255,11 @@ void OpRules::parse() {
                 if (c.key == "dim") {
                     c.number = rule_integer(value);
                 } else if (c.key == "one_of") {
-                    c.ref = value;  // the words, '|'-separated
+                    c.ref = value;  // the words, '|'-separated, none empty
+                    if (value.empty() || value.front() == '|' || value.back() == '|' ||
+                        value.find("||") != std::string::npos)
+                        throw std::invalid_argument("clause '" + word +
+                                                    "' needs words separated by '|', none empty");
                 } else {
                     c.ref = value;
                     c.ref_index = index_of(value);
@@ -444,10 +456,50 @@ extern "C" MY_OPS_API const char *my_ops_op_rules(void) {
     return text.c_str();
 }
 
+namespace {
+
+// A value of my_ops_check_rules that its argument's kind cannot read.
+struct BadValue : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+BadValue bad_value(const my_ops::OpRules::Param &p, const std::string &text) {
+    return BadValue("bad value '" + text + "' for the " + p.kind + " argument '" + p.name + "'");
+}
+
+// The whole text, as Python's int() and float() read a value's repr: no prefix, no overflow.
+int64_t int_value(const my_ops::OpRules::Param &p, const std::string &text) {
+    char *end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ||
+        end != text.c_str() + text.size() || errno == ERANGE)
+        throw bad_value(p, text);
+    return static_cast<int64_t>(value);
+}
+
+double float_value(const my_ops::OpRules::Param &p, const std::string &text) {
+    char *end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    // (ERANGE is left alone: an underflow to 0 or an overflow to inf is a value too)
+    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ||
+        end != text.c_str() + text.size())
+        throw bad_value(p, text);
+    return value;
+}
+
+bool bool_value(const my_ops::OpRules::Param &p, const std::string &text) {
+    if (text != "True" && text != "False") throw bad_value(p, text);
+    return text == "True";
+}
+
+}  // namespace
+
 // For tests (tests/ops/test_rules.py, through my_ops._C.check_rules): the rules of
 // a schema that no op has, checked on scalar arguments given as text, one line
 // each ("None", an int, True/False, a float, a str). Returns "" where they pass,
-// else the refusal ("bad definition: ..." for a malformed text).
+// else the refusal ("bad definition: ..." for a malformed text, "bad value ..."
+// for a value its argument's kind cannot read).
 extern "C" MY_OPS_API const char *my_ops_check_rules(const char *schema, const char *rules,
                                                      const char *values);
 extern "C" MY_OPS_API const char *my_ops_check_rules(const char *schema, const char *rules,
@@ -462,21 +514,24 @@ extern "C" MY_OPS_API const char *my_ops_check_rules(const char *schema, const c
         if (texts.size() != op.params().size()) throw std::runtime_error("one value per argument");
         std::vector<my_ops::Arg> args;
         for (size_t i = 0; i < texts.size(); ++i) {
-            const std::string &kind = op.params()[i].kind, &text = texts[i];
+            const my_ops::OpRules::Param &p = op.params()[i];
+            const std::string &text = texts[i];
             if (text == "None")
                 args.emplace_back();
-            else if (kind == "int")
-                args.emplace_back(static_cast<int64_t>(std::stoll(text)));
-            else if (kind == "bool")
-                args.emplace_back(text == "True");
-            else if (kind == "float")
-                args.emplace_back(std::strtod(text.c_str(), nullptr));
-            else if (kind == "str")
+            else if (p.kind == "int")
+                args.emplace_back(int_value(p, text));
+            else if (p.kind == "bool")
+                args.emplace_back(bool_value(p, text));
+            else if (p.kind == "float")
+                args.emplace_back(float_value(p, text));
+            else if (p.kind == "str")
                 args.emplace_back(text);
             else
-                throw std::runtime_error("a tensor given as text");
+                throw bad_value(p, text);
         }
         op.check(args.data(), args.size());
+    } catch (const BadValue &e) {
+        result = e.what();
     } catch (const std::invalid_argument &e) {
         result = std::string("bad definition: ") + e.what();
     } catch (const std::exception &e) {

@@ -336,6 +336,16 @@ RULE_TEXTS = [
     # a bool for an int is the number the dispatcher makes of it, written as a number by both readers
     (_KINDS, _KIND_RULES, dict(group_size=False), "my_ops.q: expected group_size to be >= 1, but got 0"),
     (_KINDS, _KIND_RULES, dict(group_size=True), ""),
+    # one_of= names at least one word, none empty
+    ("q(str s) -> ()", "s: one_of=", dict(s="c"), "bad definition: clause 'one_of=' needs words separated by '|', "
+     "none empty"),
+    ("q(str s) -> ()", "s: one_of=a||b", dict(s="c"), "bad definition: clause 'one_of=a||b' needs words separated "
+     "by '|', none empty"),
+    ("q(str s) -> ()", "s: one_of=a|", dict(s="c"), "bad definition: clause 'one_of=a|' needs words separated "
+     "by '|', none empty"),
+    ("q(str s) -> ()", "s: one_of=a", dict(s="c"), "my_ops.q: expected s to be 'a', but got 'c'"),
+    # two arguments of one name (torch's schema parser takes them)
+    ("q(int n, float n) -> ()", "", {}, "bad definition: two arguments named 'n'"),
 ]
 
 
@@ -371,6 +381,33 @@ def _as_text(arguments, values) -> str:
         return repr(v) if isinstance(v, float) else str(v)
 
     return "\n".join(text(a, v) for a, v in zip(arguments, values))
+
+
+@pytest.mark.parametrize("schema, expected", [
+    ("q(int) -> ()", "bad definition: argument 'int' needs a type and a name"),
+    ("q(Tensor x, float) -> ()", "bad definition: argument 'float' needs a type and a name"),
+])
+def test_the_cpp_reader_refuses_an_argument_without_a_name(schema, expected):
+    """(The Python reader takes torch's parsed schema, which refuses it first.)"""
+    assert _C.check_rules(schema, "", "1") == expected
+    with pytest.raises(RuntimeError, match="expected ident"):
+        torch._C.parse_schema(schema)
+
+
+@pytest.mark.parametrize("kind, text", [
+    ("int", "abc"), ("int", "1.5"), ("int", "7abc"), ("int", " 7"), ("int", "99999999999999999999"),
+    ("bool", "yes"), ("bool", "1"), ("bool", "true"), ("float", "abc"), ("float", "1.5x"),
+])
+def test_check_rules_reports_a_value_it_cannot_read(kind, text):
+    """A value of _C.check_rules that its argument's kind cannot read, whole,
+    is named as such: not taken by its prefix, not a bad definition."""
+    assert _C.check_rules(f"q({kind} v) -> ()", "", text) == f"bad value '{text}' for the {kind} argument 'v'"
+
+
+@pytest.mark.parametrize("kind, text", [("int", "-9223372036854775808"), ("int", "+3"), ("bool", "False"),
+                                        ("float", "inf"), ("float", "-0.0"), ("float", "1e-300")])
+def test_check_rules_reads_every_value_python_writes(kind, text):
+    assert _C.check_rules(f"q({kind} v) -> ()", "", text) == ""
 
 
 def test_an_int_argument_refuses_a_bool_the_dispatcher_would_convert():
