@@ -67,3 +67,25 @@ def test_jagged_class_is_torchs_own_whatever_else_is_marked_safe():
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "True", result.stdout + result.stderr
+
+
+def test_jagged_rms_norm_through_the_op_packet_is_taken_by_torchs_nested_tensor():
+    """Documents torch's behaviour (README, "Bad input"): a jagged nested tensor's
+    __torch_function__ takes every function named "rms_norm" for
+    torch.nn.functional.rms_norm (torch/nested/_internal/ops.py matches
+    func.__name__), and the packet torch.ops.my_ops.rms_norm has that name, so
+    that call gets torch's error, read with F.rms_norm's arguments. my_ops has
+    no public way around it that would not cost every call (a
+    __torch_function__ mode); my_ops.rms_norm and torch.ops.my_ops.rms_norm.default
+    are not taken (the rules' message). Should this fail, torch has narrowed its
+    match: drop the README's sentence and this test."""
+    jagged = torch.nested.nested_tensor([torch.randn(2, 8), torch.randn(3, 8)], layout=torch.jagged)
+    weight = torch.ones(8)
+    with pytest.raises(ValueError, match=r"^rms_norm\(\): Normalization over the ragged dim not supported"):
+        torch.ops.my_ops.rms_norm(jagged, weight, 1e-6)
+    import my_ops
+
+    for call in (my_ops.rms_norm, torch.ops.my_ops.rms_norm.default):
+        with pytest.raises(RuntimeError, match=r"^my_ops\.rms_norm: expected x to be a dense \(strided\) tensor, "
+                                               r"but got a nested tensor$"):
+            call(jagged, weight, 1e-6)
