@@ -129,7 +129,10 @@ __device__ __forceinline__ A norm_row_factors(A sum_sq, A xw_max, int64_t hidden
     }
 }
 
-template <typename T, typename W, int NV, int kMaxThreads, bool kAdd, bool kDynamic>
+// kLoadsFirst: every load of the row before the first use; otherwise each
+// vector is summed as it arrives (benchmarks/tuning/fp8_layouts.cu sweeps both).
+template <typename T, typename W, int NV, int kMaxThreads, bool kAdd, bool kDynamic,
+          bool kLoadsFirst = (kMaxThreads < 1024)>
 __global__ void __launch_bounds__(kMaxThreads)
 rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restrict__ residual,
                          int64_t res_stride, const W *__restrict__ weight,
@@ -144,12 +147,9 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
     const WeightVec<T, W> *w = reinterpret_cast<const WeightVec<T, W> *>(weight);
     Factors<A> q{};
     const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
-    // Every load of the row before the first use, except under 1024-thread
-    // bounds, where each vector is summed as it arrives: H100, per token,
-    // loads first took [32768, 4096] (256 threads) from 151.8 to 137.4 us, but
-    // [8192, 8192] (512 threads, 1024-thread bound) from 76.1 to 89.1 us, its
-    // registers 32 -> 46 halving the blocks resident per multiprocessor.
-    constexpr bool kLoadsFirst = kMaxThreads < 1024;
+    // Loads first by default except under 1024-thread bounds, where holding
+    // the row took [8192, 8192] per token from 32 to 46 registers a thread,
+    // halving the blocks resident per multiprocessor (H100: 76.1 -> 89.1 us).
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
         V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
@@ -245,18 +245,30 @@ rms_norm_fp8_generic_kernel(const T *x, int64_t x_stride, T *residual, int64_t r
 // The gated units take rms_norm's forward layouts: up to 256 threads of up
 // to 8 vectors, and for few rows (latency-bound calls) as many threads as the
 // row allows; their values do not depend on the layout (the amax is a max).
-// RMSNorm's do (the sum of squares is summed in the layout's order): one
-// layout per row width, whatever the number of rows, so that a row's bytes do
-// not depend on how many rows the call has (batch invariance). Two vectors
-// per thread over up to 1024 threads: [8192, 8192] bf16 measured 75% of copy
-// with rms_norm's four vectors of 256 threads, 96% with this.
 inline RowLayout act_layout(int64_t rows, int64_t nvec) {
     if (few_rows(rows)) return row_layout(nvec, 1, 0, 1024, 1);
     return row_layout(nvec, 1, 8, 1024, 4);
 }
-inline RowLayout norm_layout(int64_t nvec) { return row_layout(nvec, 1, 2, 1024, 2); }
-using Fp8Layouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
-                           Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
+using ActFp8Layouts = Layouts<Layout<1, 256>, Layout<2, 256>, Layout<4, 256>, Layout<8, 256>,
+                              Layout<1, 1024>, Layout<2, 1024>, Layout<4, 1024>, Layout<8, 1024>>;
+
+// RMSNorm's values do depend on it (the sum of squares is summed in the
+// layout's order): one layout per row width, whatever the number of rows, so
+// that a row's bytes do not depend on how many rows the call has (batch
+// invariance). Two vectors a thread on up to 512 threads, then four or eight,
+// each thread loading its whole share of the row first under a 512-thread
+// bound (room for the registers that takes); wider rows eight vectors on up
+// to 1024 threads. benchmarks/tuning/fp8_layouts.cu on the H100, per token,
+// against the two vectors on up to 1024 threads summed as they arrive of
+// before: [16384, 8192] bf16 146.9 -> 137.9 us, [8192, 16384] 161.0 -> 137.9
+// (four vectors), decode [64, 8192] 3.37 -> 3.41 us; four vectors at width
+// 8192 gained 2% more at 16384 rows but lost 13% at 64 rows.
+inline RowLayout norm_layout(int64_t nvec) {
+    const RowLayout held = row_layout(nvec, 2, 2, 512, 2);
+    return held.nv > 0 ? held : row_layout(nvec, 8, 8, 1024, 8);
+}
+using NormFp8Layouts =
+    Layouts<Layout<2, 256>, Layout<2, 512>, Layout<4, 512>, Layout<8, 512>, Layout<8, 1024>>;
 
 template <typename T, typename W, bool kAdd, bool kDynamic>
 int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
@@ -267,7 +279,7 @@ int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_str
     const bool vec = vectorizable<T>(hidden, {{x, x_stride}, {weight, 0}}) &&
                      (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
     const RowLayout layout = norm_layout(nvec);
-    if (vec && layout.nv > 0 && Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
+    if (vec && layout.nv > 0 && NormFp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
             rms_norm_fp8_held_kernel<T, W, decltype(nv)::value, decltype(max_threads)::value, kAdd,
                                      kDynamic><<<rows_grid(rows), layout.threads, 0, s>>>(
                 x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
@@ -310,14 +322,12 @@ template <int kAct> __device__ __forceinline__ double activation(double g) {
 template <typename T, int kAct, int NV, int kMaxThreads, bool kDynamic>
 __global__ void __launch_bounds__(kMaxThreads)
 act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *__restrict__ out,
-                            my_ops_fp8_scaling scaling, int64_t rows, int64_t d, int chunk) {
+                            my_ops_fp8_scaling scaling, int64_t rows, int64_t d) {
     using A = acc_t<T>;
     using V = Vec<T>;
     constexpr int P = V::size;
     __shared__ A scratch[32];
     const int nvec = int(d / P);
-    // this block's vectors of each row: [first, first + chunk) (the whole row per token)
-    const int first = int(blockIdx.y) * chunk;
     Factors<A> q{};
     const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -326,8 +336,8 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
         V g[NV], u[NV];
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int j = threadIdx.x + k * blockDim.x, i = first + j;
-            if (j < chunk && i < nvec) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) {
                 g[k] = gate[i];
                 u[k] = up[i];
             }
@@ -336,8 +346,8 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
         A amax = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int j = threadIdx.x + k * blockDim.x, i = first + j;
-            if (j < chunk && i < nvec) {
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) {
 #pragma unroll
                 for (int e = 0; e < P; ++e) {
                     y[k][e] = activation<kAct>(to_acc(g[k].v[e])) * to_acc(u[k].v[e]);
@@ -352,9 +362,36 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
         Bytes<P> *out_row = reinterpret_cast<Bytes<P> *>(out + row * d);
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            const int j = threadIdx.x + k * blockDim.x, i = first + j;
-            if (j < chunk && i < nvec) out_row[i] = quantize<P>(y[k], q);
+            const int i = threadIdx.x + k * blockDim.x;
+            if (i < nvec) out_row[i] = quantize<P>(y[k], q);
         }
+    }
+}
+
+// A static scale and few rows (decode): every value is its own, so the work is
+// spread as wide as it goes, a thread per two values of a row (the layout
+// Triton gives the same composite). H100, [64, 2 x 8192] bf16: the held-row
+// kernel split over 5 blocks a row ran 71680 threads of 46 registers at 22%
+// achieved occupancy (ncu) against torch.compile's 262144 threads of 17 at
+// 75%; this kernel took the call from 3.08 to 2.79 us (tuning/fp8_layouts.cu).
+// From 512 rows on the held-row kernel is faster again.
+constexpr int kPairThreads = 256;
+template <typename T, int kAct>
+__global__ void __launch_bounds__(kPairThreads)
+act_and_mul_fp8_pairs_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *__restrict__ out,
+                             const float *__restrict__ static_scale, int64_t rows, int64_t d) {
+    using A = acc_t<T>;
+    using V2 = Vec<T, 2>;
+    const float scale = *static_scale;
+    const int64_t j = int64_t(blockIdx.x) * kPairThreads + threadIdx.x;  // this thread's pair
+    if (j >= d / 2) return;
+    for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+        const V2 g = reinterpret_cast<const V2 *>(x + row * x_stride)[j];
+        const V2 u = reinterpret_cast<const V2 *>(x + row * x_stride + d)[j];
+        const Factors<A> q = static_factors<A>(scale);
+        const A y0 = activation<kAct>(to_acc(g.v[0])) * to_acc(u.v[0]);
+        const A y1 = activation<kAct>(to_acc(g.v[1])) * to_acc(u.v[1]);
+        reinterpret_cast<uint16_t *>(out + row * d)[j] = to_e4m3x2(scaled(y0, q), scaled(y1, q));
     }
 }
 
@@ -385,22 +422,20 @@ template <typename T, int kAct, bool kDynamic>
 int act_and_mul_fp8_rows(const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_scaling scaling,
                          int64_t rows, int64_t d, cudaStream_t s) {
     const int64_t nvec = d / Vec<T>::size;
+    if (!kDynamic && few_rows(rows) && d > 0 && d % 2 == 0 && x_stride % 2 == 0 &&
+        reinterpret_cast<uintptr_t>(x) % sizeof(Vec<T, 2>) == 0) {
+        const dim3 grid(unsigned(ceil_div(d / 2, int64_t(kPairThreads))), unsigned(rows));
+        act_and_mul_fp8_pairs_kernel<T, kAct>
+            <<<grid, kPairThreads, 0, s>>>(x, x_stride, out, scaling.static_scale, rows, d);
+        return int(cudaGetLastError());
+    }
     // (d == 0: the generic kernel, which still writes each row's scale)
     const bool vec = d > 0 && vectorizable<T>(d, {{x, x_stride}});
-    // A static scale needs no row-wide step: few rows (decode) spread each row
-    // over several blocks of at least 64 vectors, so more multiprocessors load.
-    int64_t chunks = 1;
-    if (!kDynamic && few_rows(rows)) {
-        chunks = std::min(ceil_div(2 * int64_t(sm_count()), rows), ceil_div(nvec, 64));
-        chunks = std::max<int64_t>(chunks, 1);
-    }
-    const int chunk = int(ceil_div(nvec, chunks));
-    const RowLayout layout = act_layout(rows, chunk);
-    if (vec && layout.nv > 0 && Fp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
+    const RowLayout layout = act_layout(rows, nvec);
+    if (vec && layout.nv > 0 && ActFp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
             act_and_mul_fp8_held_kernel<T, kAct, decltype(nv)::value, decltype(max_threads)::value,
                                         kDynamic>
-                <<<dim3(rows_grid(rows), unsigned(ceil_div(nvec, chunk))), layout.threads, 0, s>>>(
-                    x, x_stride, out, scaling, rows, d, chunk);
+                <<<rows_grid(rows), layout.threads, 0, s>>>(x, x_stride, out, scaling, rows, d);
         }))
         return int(cudaGetLastError());
     act_and_mul_fp8_generic_kernel<T, kAct, kDynamic>
