@@ -61,7 +61,7 @@ def run(device: torch.device, quick: bool = False) -> list[Row]:
         for rows, width in shapes:
             make, nbytes, label = _case(op, rows, width, dtype, device)
             sets = input_sets(make, nbytes, device)
-            impls = providers.fp8(op, device.type)
+            impls = providers.fp8(op)
             check = make()
             want = impls["eager"](*[a.clone() if isinstance(a, torch.Tensor) else a for a in check])
             for name, fn in impls.items():
