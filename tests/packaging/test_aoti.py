@@ -13,6 +13,7 @@ two GPUs are present, the CUDA package compiled on cuda:0 runs on cuda:1.
 from __future__ import annotations
 
 import copy
+import ctypes
 import functools
 import json
 import os
@@ -54,7 +55,6 @@ def runner(tmp_path_factory) -> Path:
         # libtorch) registers the CUDA runner: linked though no symbol of it is called
         [CXX, "-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-O0",
          *(f"-I{p}" for p in cpp_extension.include_paths()), str(ROOT / "tests/packaging/cpp/run_aoti_package.cpp"),
-         f'-DMY_OPS_VERSION="{my_ops.build_info.version}"',
          f"-L{torch_lib}", f"-Wl,-rpath,{torch_lib}", "-Wl,--no-as-needed", "-ltorch", "-ltorch_cpu", "-lc10",
          "-ldl", "-o", str(exe)],
         capture_output=True, text=True, timeout=600)
@@ -188,7 +188,8 @@ def _release() -> tuple[int, int, int]:
 def test_cpp_program_refuses_a_package_the_kernel_library_may_not_serve(runner, cpu_package, tmp_path, recorded):
     """A package compiled by a newer my_ops, or one of another major version: torch
     would match its op arguments to the library's schemas by name, dropping what the
-    library lacks, silently; the program refuses it, naming both versions."""
+    library lacks, silently; the program refuses it, naming both versions (the
+    library's from the library it loaded: the program is built without it)."""
     major, minor, patch = _release()
     version = {"newer-minor": f"{major}.{minor + 1}.0", "newer-patch": f"{major}.{minor}.{patch + 1}",
                "next-major": f"{major + 1}.0.0", "previous-major": f"{major - 1}.9.0"}[recorded]
@@ -213,6 +214,80 @@ def test_cpp_program_runs_a_package_the_kernel_library_serves(runner, cpu_packag
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     assert ("does not record the my_ops version that compiled it" in result.stderr) == (version is None)
     cpu_package.check(list(torch.load(tmp_path / "outputs.pt")), inputs)
+
+
+# (package's version, library's version, served): the rule of my_ops_package_problem
+VERSION_PAIRS = [
+    ("1.0.0", "1.0.0+cpu", True), ("1.0.0+cu130", "1.2.0", True), ("1.1.5", "1.2.0+cu128", True),
+    ("1.2.0", "1.2.1", True), ("1.3.0", "1.2.0", False), ("1.2.1", "1.2.0+cu130", False),
+    ("2.0.0", "1.9.0", False), ("0.9.0", "1.0.0", False),
+    # a nightly's package: that nightly or a later one, or the release; a release's: no nightly of it
+    ("1.2.1.dev202612010000", "1.2.1.dev202612010000", True), ("1.2.1.dev202612010000", "1.2.1", True),
+    ("1.2.1.dev202612010000", "1.2.1.dev202611010000", False), ("1.2.1.dev202612010000", "1.2.0", False),
+    ("1.2.1", "1.2.1.dev202612010000", False), ("1.2.0", "1.2.1.dev202612010000", True),
+]
+
+
+def _library_functions():
+    """my_ops_version and my_ops_package_problem of the kernel library a C++ program loads."""
+    library = ctypes.CDLL(str(_kernel_library()))  # (loaded already by import my_ops: the same library)
+    library.my_ops_version.restype = ctypes.c_char_p
+    library.my_ops_package_problem.restype = ctypes.c_char_p
+    library.my_ops_package_problem.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    return library.my_ops_version, library.my_ops_package_problem
+
+
+def test_kernel_library_knows_its_version():
+    version, problem = _library_functions()
+    assert version().decode() == my_ops.build_info.version
+    assert problem(my_ops.build_info.version.encode(), None) == b""  # (None: its own version)
+
+
+@pytest.mark.parametrize("package, library, served", VERSION_PAIRS)
+def test_kernel_library_says_which_packages_it_serves(package, library, served):
+    _, problem = _library_functions()
+    answer = problem(package.encode(), library.encode()).decode()
+    if served:
+        assert answer == ""
+    else:
+        assert answer.startswith(f"the package was compiled with my_ops {package}, but the kernel library is "
+                                 f"my_ops {library}: a package needs a kernel library of the same major "
+                                 "version, at least as new"), answer
+
+
+def _docs_serve_program(tmp_path: Path) -> Path:
+    """docs/deploying.md's serve.cpp, built as the runner is, for this package:
+    the CPU for CUDA, the hidden size of aoti_model's block for 4096."""
+    page = (ROOT / "docs/deploying.md").read_text()
+    code = re.search(r"```cpp\n(// serve\.cpp\n.*?)```", page, re.DOTALL).group(1)
+    assert code.count("at::kCUDA") == 1 and code.count("4096") == 2, code
+    source = tmp_path / "serve.cpp"
+    source.write_text(code.replace("at::kCUDA", "at::kCPU").replace("4096", str(HIDDEN)))
+    torch_lib = Path(torch.__file__).parent / "lib"
+    exe = tmp_path / "serve"
+    build = subprocess.run(
+        [CXX, "-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}", "-O0",
+         *(f"-I{p}" for p in cpp_extension.include_paths()), str(source), f'-DMY_OPS_LIBRARY="{_kernel_library()}"',
+         f"-L{torch_lib}", f"-Wl,-rpath,{torch_lib}", "-Wl,--no-as-needed", "-ltorch", "-ltorch_cpu", "-lc10",
+         "-ldl", "-o", str(exe)], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    return exe
+
+
+def test_docs_serve_program_checks_the_package_version(cpu_package, tmp_path):
+    """The docs' program runs the package it is given (block.pt2), and refuses one
+    compiled by a newer my_ops, in the words of the library it loaded."""
+    serve = _docs_serve_program(tmp_path)
+    major, minor, _ = _release()
+    cases = [(cpu_package.path, 0, "ok\n"), (_recording(cpu_package.path, f"{major}.{minor + 1}.0", tmp_path), 1,
+                                             f"the package was compiled with my_ops {major}.{minor + 1}.0, but the "
+                                             f"kernel library is my_ops {my_ops.build_info.version}")]
+    for package, returncode, said in cases:
+        shutil.copy(package, tmp_path / "block.pt2")
+        result = subprocess.run([str(serve)], cwd=tmp_path, capture_output=True, text=True, env=_library_env(),
+                                timeout=300)
+        assert result.returncode == returncode, f"{result.stdout}\n{result.stderr}"
+        assert said in (result.stdout if returncode == 0 else result.stderr), f"{result.stdout}\n{result.stderr}"
 
 
 # A call the package's fused_add_rms_norm refuses: a residual of another shape than x.
