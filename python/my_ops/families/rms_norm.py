@@ -132,8 +132,8 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     """
     if type(eps) is not float:
         eps = _checked_eps("fused_add_rms_norm", eps)
-    if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():
-        return _functional_route(x, residual, weight, eps)
+    if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():  # (strict export traces this: no rule reader)
+        return _functional_form_copied_back(x, residual, weight, eps)
     call_mutating(_ops.fused_add_rms_norm.default, (x, residual, weight, eps))
 
 
@@ -168,6 +168,10 @@ def _functional_route(x: Tensor, residual: Tensor, weight: Tensor, eps: float | 
     keeps the op in place (no copies): this runs only while exporting. The
     in-place op's rules first (x and residual apart, ...), as its own call has them."""
     _rules.check("fused_add_rms_norm", x, residual, weight, eps)
+    _functional_form_copied_back(x, residual, weight, eps)
+
+
+def _functional_form_copied_back(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None) -> None:
     new_x, new_residual = _ops.fused_add_rms_norm_functional.default(x, residual, weight, eps)
     x.copy_(new_x)
     residual.copy_(new_residual)
