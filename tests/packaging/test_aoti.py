@@ -362,6 +362,30 @@ def test_loaded_package_writes_inference_tensors_as_eager_would_inside_inference
     torch.testing.assert_close(residual, eager_residual, **EAGER_TOLERANCE)
 
 
+@pytest.mark.parametrize("case, check", [
+    ("residual float64", "input_handles[1]: unmatched dtype"),
+    ("residual transposed", "input_handles[1]: unmatched stride value"),
+    ("batch 1", "input_handles[0]: dim value is too small at 0, expected it to be >= 2, but got: 1")])
+def test_runtime_input_checks_fail_before_any_op(cpu_package, capfd, monkeypatch, case, check):
+    """AOTI_RUNTIME_CHECK_INPUTS=1 (docs/deploying.md, "Checking a package's
+    inputs"): a bad input fails in the package's own checks, before any op; a
+    valid batch of 1 too (the checks take export's range, from 2)."""
+    monkeypatch.setenv("AOTI_RUNTIME_CHECK_INPUTS", "1")
+    model = torch._inductor.aoti_load_package(str(cpu_package.path))
+    x, residual = example_inputs(1 if case == "batch 1" else 2, 3)
+    if case == "residual float64":
+        residual = residual.double()
+    elif case == "residual transposed":
+        residual = residual.transpose(0, 1).contiguous().transpose(0, 1)
+    before = residual.clone()
+    with pytest.raises(RuntimeError, match="run_func_"):
+        model(x, residual)
+    err = capfd.readouterr().err
+    assert check in err, err
+    assert "my_ops." not in err, err  # no op ran (none refused)
+    assert torch.equal(residual, before)
+
+
 FRESH_PROCESS = Path(__file__).with_name("aoti_fresh_process.py")
 
 
