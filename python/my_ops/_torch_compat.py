@@ -1,4 +1,4 @@
-"""The one place where my_ops uses private PyTorch API: five names, looked up
+"""The one place where my_ops uses private PyTorch API: six names, looked up
 once, each with a public fallback (tests/packaging/test_torch_compat.py runs the
 ops without each), each paying in host time (docs/performance.md, "Host time",
 MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
@@ -10,6 +10,9 @@ MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
    mutating ops' checks in their Python API alone).
 5. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
    only under an open dual level. Missing: asked at level 0.
+6. OpOverload.py_impl (with torch._C.DispatchKey): the decomposition torch's
+   functionalization takes for a mutating op while exporting, whoever calls the
+   op (decompose_while_exporting). Missing: the Python API takes it itself.
 """
 
 from __future__ import annotations
@@ -91,6 +94,25 @@ if _private(_forward_ad, "_current_level") is not None:
 else:
     def forward_ad_active(tensors, keyset=None) -> bool:
         return _has_tangent(tensors, level=0)  # (the one level the public dual_level opens)
+
+
+def decompose_while_exporting(op, decomposition) -> bool:
+    """Has torch's functionalization (FunctionalTensorMode, torch 2.11's
+    functional_tensor.py) replace the mutating `op` by `decomposition` while
+    exporting (torch.compiler.is_exporting(): run_decompositions, AOTInductor),
+    whoever calls the op: it asks a mutating op for its CompositeImplicitAutograd
+    kernel before it makes the call an auto_functionalized one. Elsewhere
+    (torch.compile) the kernel answers NotImplemented, and the op stays as it is.
+    False where the names are missing."""
+    py_impl = _private(op, "py_impl")
+    if py_impl is None or _keys is None:
+        return False
+
+    def kernel(*args, **kwargs):
+        return decomposition(*args, **kwargs) if torch.compiler.is_exporting() else NotImplemented
+
+    py_impl(_keys.CompositeImplicitAutograd)(kernel)
+    return True
 
 
 def schema(op):

@@ -1,6 +1,6 @@
-// rms_norm, rms_norm_backward and fused_add_rms_norm: schemas, argument rules,
-// and each op's CPU and CUDA kernel (registered per dispatch key at the end),
-// which share the checks and the preparation of the arguments.
+// rms_norm, rms_norm_backward, fused_add_rms_norm and its functional form: schemas,
+// argument rules, and each op's CPU and CUDA kernel (registered per dispatch key at
+// the end), which share the checks and the preparation of the arguments.
 #include "../kernels/rms_norm.h"
 #include "launch.h"
 
@@ -24,6 +24,14 @@ const OpRules fused_add_rms_norm_op(
     "fused_add_rms_norm(Tensor(a!) x, Tensor(b!) residual, Tensor weight, float? eps=None) -> ()",
     "x: dim>=1 written; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
+// The same, as new tensors: (x, residual) -> (rms_norm(x + residual), x + residual). What an
+// exported program calls in place of fused_add_rms_norm (python/my_ops/families/rms_norm.py):
+// inside an AOTInductor package a refusal then leaves undefined outputs, which stop the call,
+// where the in-place op's refusal is only logged (docs/deploying.md).
+const OpRules fused_add_rms_norm_functional_op(
+    "fused_add_rms_norm_functional(Tensor x, Tensor residual, Tensor weight, float? eps=None) -> "
+    "(Tensor, Tensor)",
+    "x: dim>=1; residual: like=x shape=x; weight: like_or_wider=x shape=last(x); eps: eps");
 
 // A checked weight as the kernels take it (my_ops_rms_norm_weight_ok):
 // contiguous, in x's dtype or, for 16-bit x, float32. A weight wider than
@@ -179,12 +187,25 @@ struct FusedAdd {
     my_ops_dtype dt;
 };
 
-std::optional<FusedAdd> prepare_fused_add(const Tensor &x, const Tensor &residual,
-                                          const Tensor &weight, std::optional<double> eps) {
-    fused_add_rms_norm_op.check({x, residual, weight, eps});
+// The checked arguments as the kernels take them; none when there is nothing to do.
+std::optional<FusedAdd> fused_add_of(const Tensor &x, const Tensor &residual,
+                                     const Tensor &weight) {
     if (x.numel() == 0) return std::nullopt;
     return FusedAdd{rows_in_place(x), rows_in_place(residual), kernel_weight(x, weight), x.size(-1),
                     rows_of(x),       kernel_dtype(x)};
+}
+
+std::optional<FusedAdd> prepare_fused_add(const Tensor &x, const Tensor &residual,
+                                          const Tensor &weight, std::optional<double> eps) {
+    fused_add_rms_norm_op.check({x, residual, weight, eps});
+    return fused_add_of(x, residual, weight);
+}
+
+// A contiguous copy of t, its own memory (contiguous() would return t itself).
+Tensor copy_of(const Tensor &t) {
+    Tensor copy = api::empty(api::sizes_of(t), t.scalar_type(), t);
+    api::copy_(copy, t);
+    return copy;
 }
 
 void copy_back(const FusedAdd &f, Tensor &x, Tensor &residual) {
@@ -192,33 +213,63 @@ void copy_back(const FusedAdd &f, Tensor &x, Tensor &residual) {
     if (f.rr.copied) api::copy_(residual, f.rr.tensor);
 }
 
+void run_fused_add_cpu(const OpRules &op, const FusedAdd &f, double eps) {
+    run_cpu(op, f.rows, grain_for(f.hidden), [&](int64_t begin, int64_t end) {
+        return my_ops_fused_add_rms_norm_cpu(
+            f.dt, f.w.dtype, mutable_element_ptr(f.xr.tensor, begin * f.xr.stride), f.xr.stride,
+            mutable_element_ptr(f.rr.tensor, begin * f.rr.stride), f.rr.stride,
+            f.w.tensor.const_data_ptr(), end - begin, f.hidden, eps);
+    });
+}
+
 void fused_add_rms_norm_cpu(Tensor x, Tensor residual, const Tensor &weight,
                             std::optional<double> eps_or_none) {
     std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps_or_none);
     const double eps = eps_value(x, eps_or_none);
     if (!f) return;
-    run_cpu(fused_add_rms_norm_op, f->rows, grain_for(f->hidden), [&](int64_t begin, int64_t end) {
-        return my_ops_fused_add_rms_norm_cpu(
-            f->dt, f->w.dtype, mutable_element_ptr(f->xr.tensor, begin * f->xr.stride),
-            f->xr.stride, mutable_element_ptr(f->rr.tensor, begin * f->rr.stride), f->rr.stride,
-            f->w.tensor.const_data_ptr(), end - begin, f->hidden, eps);
-    });
+    run_fused_add_cpu(fused_add_rms_norm_op, *f, eps);
     copy_back(*f, x, residual);
 }
 
+std::tuple<Tensor, Tensor> fused_add_rms_norm_functional_cpu(const Tensor &x,
+                                                             const Tensor &residual,
+                                                             const Tensor &weight,
+                                                             std::optional<double> eps_or_none) {
+    fused_add_rms_norm_functional_op.check({x, residual, weight, eps_or_none});
+    Tensor new_x = copy_of(x), new_residual = copy_of(residual);
+    if (std::optional<FusedAdd> f = fused_add_of(new_x, new_residual, weight))
+        run_fused_add_cpu(fused_add_rms_norm_functional_op, *f, eps_value(x, eps_or_none));
+    return {new_x, new_residual};
+}
+
 #ifdef MY_OPS_WITH_CUDA
+void run_fused_add_cuda(const OpRules &op, const FusedAdd &f, const Tensor &on, double eps) {
+    run_cuda(op, on, [&](void *stream) {
+        return my_ops_fused_add_rms_norm_cuda(f.dt, f.w.dtype, f.xr.tensor.mutable_data_ptr(),
+                                              f.xr.stride, f.rr.tensor.mutable_data_ptr(),
+                                              f.rr.stride, f.w.tensor.const_data_ptr(), f.rows,
+                                              f.hidden, eps, stream);
+    });
+}
+
 void fused_add_rms_norm_cuda(Tensor x, Tensor residual, const Tensor &weight,
                              std::optional<double> eps_or_none) {
     std::optional<FusedAdd> f = prepare_fused_add(x, residual, weight, eps_or_none);
     const double eps = eps_value(x, eps_or_none);
     if (!f) return;
-    run_cuda(fused_add_rms_norm_op, x, [&](void *stream) {
-        return my_ops_fused_add_rms_norm_cuda(f->dt, f->w.dtype, f->xr.tensor.mutable_data_ptr(),
-                                              f->xr.stride, f->rr.tensor.mutable_data_ptr(),
-                                              f->rr.stride, f->w.tensor.const_data_ptr(), f->rows,
-                                              f->hidden, eps, stream);
-    });
+    run_fused_add_cuda(fused_add_rms_norm_op, *f, x, eps);
     copy_back(*f, x, residual);
+}
+
+std::tuple<Tensor, Tensor> fused_add_rms_norm_functional_cuda(const Tensor &x,
+                                                              const Tensor &residual,
+                                                              const Tensor &weight,
+                                                              std::optional<double> eps_or_none) {
+    fused_add_rms_norm_functional_op.check({x, residual, weight, eps_or_none});
+    Tensor new_x = copy_of(x), new_residual = copy_of(residual);
+    if (std::optional<FusedAdd> f = fused_add_of(new_x, new_residual, weight))
+        run_fused_add_cuda(fused_add_rms_norm_functional_op, *f, x, eps_value(x, eps_or_none));
+    return {new_x, new_residual};
 }
 #endif
 
@@ -227,7 +278,8 @@ void fused_add_rms_norm_cuda(Tensor x, Tensor residual, const Tensor &weight,
 
 MY_OPS_FRAGMENT(m) {
     for (const auto *op :
-         {&my_ops::rms_norm_op, &my_ops::rms_norm_backward_op, &my_ops::fused_add_rms_norm_op})
+         {&my_ops::rms_norm_op, &my_ops::rms_norm_backward_op, &my_ops::fused_add_rms_norm_op,
+          &my_ops::fused_add_rms_norm_functional_op})
         m.def(op->schema());
 }
 
@@ -235,6 +287,8 @@ MY_OPS_IMPL(CPU, m) {
     m.impl("rms_norm", MY_OPS_KERNEL(my_ops::rms_norm_cpu));
     m.impl("rms_norm_backward", MY_OPS_KERNEL(my_ops::rms_norm_backward_cpu));
     m.impl("fused_add_rms_norm", MY_OPS_KERNEL(my_ops::fused_add_rms_norm_cpu));
+    m.impl("fused_add_rms_norm_functional",
+           MY_OPS_KERNEL(my_ops::fused_add_rms_norm_functional_cpu));
 }
 
 #ifdef MY_OPS_WITH_CUDA
@@ -242,6 +296,8 @@ MY_OPS_IMPL(CUDA, m) {
     m.impl("rms_norm", MY_OPS_KERNEL(my_ops::rms_norm_cuda));
     m.impl("rms_norm_backward", MY_OPS_KERNEL(my_ops::rms_norm_backward_cuda));
     m.impl("fused_add_rms_norm", MY_OPS_KERNEL(my_ops::fused_add_rms_norm_cuda));
+    m.impl("fused_add_rms_norm_functional",
+           MY_OPS_KERNEL(my_ops::fused_add_rms_norm_functional_cuda));
 }
 #else
 MY_OPS_IMPL(CUDA, m) {
@@ -250,5 +306,8 @@ MY_OPS_IMPL(CUDA, m) {
            MY_OPS_NO_CUDA_KERNEL(my_ops::rms_norm_backward_op, my_ops::rms_norm_backward_cpu));
     m.impl("fused_add_rms_norm",
            MY_OPS_NO_CUDA_KERNEL(my_ops::fused_add_rms_norm_op, my_ops::fused_add_rms_norm_cpu));
+    m.impl("fused_add_rms_norm_functional",
+           MY_OPS_NO_CUDA_KERNEL(my_ops::fused_add_rms_norm_functional_op,
+                                 my_ops::fused_add_rms_norm_functional_cpu));
 }
 #endif

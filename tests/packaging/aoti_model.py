@@ -72,7 +72,8 @@ def compile_package(block: MLPBlock, path: Path, inductor_configs: dict | None =
     with torch.no_grad():
         # sizes 2 and 3 for the example: torch.export specializes sizes 0 and 1
         program = torch.export.export(block, example_inputs(2, 3, device), dynamic_shapes=(dims, dims))
-        configs = {**(inductor_configs or {}), "aot_inductor.metadata": package_metadata()}
+        configs = dict(inductor_configs or {})  # (a caller's own metadata kept beside my_ops')
+        configs["aot_inductor.metadata"] = {**configs.get("aot_inductor.metadata", {}), **package_metadata()}
         return Path(torch._inductor.aoti_compile_and_package(program, package_path=str(path),
                                                              inductor_configs=configs))
 

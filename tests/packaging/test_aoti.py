@@ -13,6 +13,7 @@ two GPUs are present, the CUDA package compiled on cuda:0 runs on cuda:1.
 from __future__ import annotations
 
 import copy
+import ctypes
 import functools
 import json
 import os
@@ -54,7 +55,6 @@ def runner(tmp_path_factory) -> Path:
         # libtorch) registers the CUDA runner: linked though no symbol of it is called
         [CXX, "-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-O0",
          *(f"-I{p}" for p in cpp_extension.include_paths()), str(ROOT / "tests/packaging/cpp/run_aoti_package.cpp"),
-         f'-DMY_OPS_VERSION="{my_ops.build_info.version}"',
          f"-L{torch_lib}", f"-Wl,-rpath,{torch_lib}", "-Wl,--no-as-needed", "-ltorch", "-ltorch_cpu", "-lc10",
          "-ldl", "-o", str(exe)],
         capture_output=True, text=True, timeout=600)
@@ -188,7 +188,8 @@ def _release() -> tuple[int, int, int]:
 def test_cpp_program_refuses_a_package_the_kernel_library_may_not_serve(runner, cpu_package, tmp_path, recorded):
     """A package compiled by a newer my_ops, or one of another major version: torch
     would match its op arguments to the library's schemas by name, dropping what the
-    library lacks, silently; the program refuses it, naming both versions."""
+    library lacks, silently; the program refuses it, naming both versions (the
+    library's from the library it loaded: the program is built without it)."""
     major, minor, patch = _release()
     version = {"newer-minor": f"{major}.{minor + 1}.0", "newer-patch": f"{major}.{minor}.{patch + 1}",
                "next-major": f"{major + 1}.0.0", "previous-major": f"{major - 1}.9.0"}[recorded]
@@ -215,78 +216,174 @@ def test_cpp_program_runs_a_package_the_kernel_library_serves(runner, cpu_packag
     cpu_package.check(list(torch.load(tmp_path / "outputs.pt")), inputs)
 
 
+# (package's version, library's version, served): the rule of my_ops_package_problem
+VERSION_PAIRS = [
+    ("1.0.0", "1.0.0+cpu", True), ("1.0.0+cu130", "1.2.0", True), ("1.1.5", "1.2.0+cu128", True),
+    ("1.2.0", "1.2.1", True), ("1.3.0", "1.2.0", False), ("1.2.1", "1.2.0+cu130", False),
+    ("2.0.0", "1.9.0", False), ("0.9.0", "1.0.0", False),
+    # a nightly's package: that nightly or a later one, or the release; a release's: no nightly of it
+    ("1.2.1.dev202612010000", "1.2.1.dev202612010000", True), ("1.2.1.dev202612010000", "1.2.1", True),
+    ("1.2.1.dev202612010000", "1.2.1.dev202611010000", False), ("1.2.1.dev202612010000", "1.2.0", False),
+    ("1.2.1", "1.2.1.dev202612010000", False), ("1.2.0", "1.2.1.dev202612010000", True),
+]
+
+
+def _library_functions():
+    """my_ops_version and my_ops_package_problem of the kernel library a C++ program loads."""
+    library = ctypes.CDLL(str(_kernel_library()))  # (loaded already by import my_ops: the same library)
+    library.my_ops_version.restype = ctypes.c_char_p
+    library.my_ops_package_problem.restype = ctypes.c_char_p
+    library.my_ops_package_problem.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    return library.my_ops_version, library.my_ops_package_problem
+
+
+def test_kernel_library_knows_its_version():
+    version, problem = _library_functions()
+    assert version().decode() == my_ops.build_info.version
+    assert problem(my_ops.build_info.version.encode(), None) == b""  # (None: its own version)
+
+
+@pytest.mark.parametrize("package, library, served", VERSION_PAIRS)
+def test_kernel_library_says_which_packages_it_serves(package, library, served):
+    _, problem = _library_functions()
+    answer = problem(package.encode(), library.encode()).decode()
+    if served:
+        assert answer == ""
+    else:
+        assert answer.startswith(f"the package was compiled with my_ops {package}, but the kernel library is "
+                                 f"my_ops {library}: a package needs a kernel library of the same major "
+                                 "version, at least as new"), answer
+
+
+def _docs_serve_program(tmp_path: Path) -> Path:
+    """docs/deploying.md's serve.cpp, built as the runner is, for this package:
+    the CPU for CUDA, the hidden size of aoti_model's block for 4096."""
+    page = (ROOT / "docs/deploying.md").read_text()
+    code = re.search(r"```cpp\n(// serve\.cpp\n.*?)```", page, re.DOTALL).group(1)
+    assert code.count("at::kCUDA") == 1 and code.count("4096") == 2, code
+    source = tmp_path / "serve.cpp"
+    source.write_text(code.replace("at::kCUDA", "at::kCPU").replace("4096", str(HIDDEN)))
+    torch_lib = Path(torch.__file__).parent / "lib"
+    exe = tmp_path / "serve"
+    build = subprocess.run(
+        [CXX, "-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}", "-O0",
+         *(f"-I{p}" for p in cpp_extension.include_paths()), str(source), f'-DMY_OPS_LIBRARY="{_kernel_library()}"',
+         f"-L{torch_lib}", f"-Wl,-rpath,{torch_lib}", "-Wl,--no-as-needed", "-ltorch", "-ltorch_cpu", "-lc10",
+         "-ldl", "-o", str(exe)], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    return exe
+
+
+def test_docs_serve_program_checks_the_package_version(cpu_package, tmp_path):
+    """The docs' program runs the package it is given (block.pt2), and refuses one
+    compiled by a newer my_ops, in the words of the library it loaded."""
+    serve = _docs_serve_program(tmp_path)
+    major, minor, _ = _release()
+    cases = [(cpu_package.path, 0, "ok\n"), (_recording(cpu_package.path, f"{major}.{minor + 1}.0", tmp_path), 1,
+                                             f"the package was compiled with my_ops {major}.{minor + 1}.0, but the "
+                                             f"kernel library is my_ops {my_ops.build_info.version}")]
+    for package, returncode, said in cases:
+        shutil.copy(package, tmp_path / "block.pt2")
+        result = subprocess.run([str(serve)], cwd=tmp_path, capture_output=True, text=True, env=_library_env(),
+                                timeout=300)
+        assert result.returncode == returncode, f"{result.stdout}\n{result.stderr}"
+        assert said in (result.stdout if returncode == 0 else result.stderr), f"{result.stdout}\n{result.stderr}"
+
+
 # A call the package's fused_add_rms_norm refuses: a residual of another shape than x.
-REFUSAL = "my_ops.fused_add_rms_norm: expected residual to have the same shape as x"
-# The generated model calls a custom op through torch's proxy executor; a call
-# written bare, not inside AOTI_TORCH_ERROR_CODE_CHECK(...), drops the error code
-# (torch 2.11: CppWrapperCpu.generate_fallback_kernel_with_runtime_lookup_aot).
-UNCHECKED_CALL = re.compile(r"^[ \t]*aoti_torch_proxy_executor_call_function\(", re.MULTILINE)
+# (An exported program calls its functional form, which names itself.)
+REFUSAL = "my_ops.fused_add_rms_norm_functional: expected residual to have the same shape as x"
 
 
-def _unchecked_custom_op_calls(package: Path) -> int:
-    """How many custom-op calls of the package's generated model ignore their error code."""
+def _extern_targets(package: Path) -> list[str]:
+    """The custom ops the package's generated model calls (through torch's proxy
+    executor), with their outputs, from the call list the package keeps."""
     with zipfile.ZipFile(package) as archive:
-        return sum(len(UNCHECKED_CALL.findall(archive.read(name).decode()))
-                   for name in archive.namelist() if name.endswith(".wrapper.cpp"))
+        nodes = [node for name in archive.namelist() if name.endswith(".wrapper.json")
+                 for node in json.loads(archive.read(name))["nodes"]]
+    return [f"{n['node']['target']} -> {len(n['node']['outputs'])}" for n in nodes]
 
 
-SWALLOWED = ("this torch's AOTInductor ignores the status of a custom-op call (its proxy executor logs the op's "
-             "error and returns): a refusal of fused_add_rms_norm, an op without outputs, leaves no trace and the "
-             "call returns a wrong result: docs/deploying.md")
-
-
-def test_the_package_calls_custom_ops_through_the_proxy_executor(cpu_package):
-    """What the tests below read: the package holds its generated model's source,
-    whose three my_ops calls go through the proxy executor."""
+def test_the_package_calls_fused_add_rms_norm_with_outputs(cpu_package):
+    """Its generated model calls each custom op through the proxy executor, which
+    only logs an op's error (torch 2.10, 2.11: the call's status is dropped); a
+    refusal stops the call only by the outputs it leaves undefined. So the package
+    holds fused_add_rms_norm's functional form (two outputs), not the in-place op
+    (none), whose refusal would go unnoticed: docs/deploying.md."""
+    assert _extern_targets(cpu_package.path) == [
+        "my_ops::rms_norm -> 1", "my_ops::silu_and_mul -> 1", "my_ops::fused_add_rms_norm_functional -> 2"]
     with zipfile.ZipFile(cpu_package.path) as archive:
         source = "".join(archive.read(name).decode() for name in archive.namelist() if name.endswith(".wrapper.cpp"))
     assert source.count("aoti_torch_proxy_executor_call_function(") == 3, source[-3000:]
 
 
 def test_cpp_program_fails_when_fused_add_rms_norm_refuses(runner, cpu_package, tmp_path):
-    """A residual of another shape than x: the op refuses; the program must fail,
-    not write the output of a block that skipped the op. Where torch drops the
-    error (torch 2.11), the test checks that it does so, then is an expected failure."""
+    """A residual of another shape than x: the op refuses; the program fails,
+    rather than write the output of a block that skipped the op."""
     x, residual = torch.randn(2, 3, HIDDEN), torch.randn(2, 4, HIDDEN)
     torch.save([x, residual], tmp_path / "inputs.pt")
     result = subprocess.run(
         [str(runner), str(_kernel_library()), str(cpu_package.path), str(tmp_path / "inputs.pt"),
          str(tmp_path / "outputs.pt"), "cpu", "2"], capture_output=True, text=True, env=_library_env(), timeout=300)
-    assert REFUSAL in result.stderr, f"{result.stdout}\n{result.stderr}"  # my_ops refused
-    if _unchecked_custom_op_calls(cpu_package.path):
-        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
-        out, x_after, residual_after = torch.load(tmp_path / "outputs.pt")
-        assert torch.equal(residual_after, residual)  # not updated, and nothing said so
-        pytest.xfail(SWALLOWED)
     assert result.returncode == 1, f"{result.stdout}\n{result.stderr}"
+    assert REFUSAL in result.stderr, result.stderr  # my_ops' refusal, as torch logged it
+    assert "call 0: ran" not in result.stdout
     assert not (tmp_path / "outputs.pt").exists()
 
 
-def _refused_inputs(case: str) -> tuple[torch.Tensor, torch.Tensor]:
-    if case == "residual-shape":
-        return torch.randn(2, 3, HIDDEN), torch.randn(2, 4, HIDDEN)
-    with torch.inference_mode():  # (a server's tensors, the package called outside inference_mode)
-        return example_inputs(2, 3)
-
-
-@pytest.mark.parametrize("case, refusal", [
-    ("residual-shape", REFUSAL),
-    ("inference-tensors", "my_ops.fused_add_rms_norm: argument 'residual' is an inference tensor")])
-def test_loaded_package_raises_when_fused_add_rms_norm_refuses(cpu_package, capfd, case, refusal):
+def test_loaded_package_raises_when_fused_add_rms_norm_refuses(cpu_package, capfd):
     """The package loaded in this process: a call fused_add_rms_norm refuses
-    (eagerly it raises) must raise, not return the output of a block that skipped it."""
+    (eagerly it raises) raises, residual untouched."""
     model = torch._inductor.aoti_load_package(str(cpu_package.path))
-    x, residual = _refused_inputs(case)
+    x, residual = torch.randn(2, 3, HIDDEN), torch.randn(2, 4, HIDDEN)
     before = residual.clone()
-    try:
+    with pytest.raises(RuntimeError) as raised:
         model(x, residual)
-    except RuntimeError:
-        assert refusal in capfd.readouterr().err
-        return
-    assert refusal in capfd.readouterr().err  # my_ops refused: torch logged it, and returned
+    # (torch 2.11 logs the op's message and raises its own; accept a torch that raises the op's)
+    assert REFUSAL in str(raised.value) or REFUSAL in capfd.readouterr().err
     assert torch.equal(residual, before)
-    assert _unchecked_custom_op_calls(cpu_package.path), "the package checks its custom-op calls, yet returned"
-    pytest.xfail(SWALLOWED)
+
+
+def test_loaded_package_writes_inference_tensors_as_eager_would_inside_inference_mode(cpu_package):
+    """Inference tensors (a server's, made under torch.inference_mode()) passed to
+    the package outside inference_mode: eagerly the op refuses to write them
+    there (torch's rule for in-place updates); the package's generated code
+    writes residual as plain memory, with the eager block's result."""
+    model = torch._inductor.aoti_load_package(str(cpu_package.path))
+    with torch.inference_mode():
+        x, residual = example_inputs(2, 3)
+        eager_residual = residual.clone()
+        eager_out = cpu_package.block(x, eager_residual)
+    want_out, want_residual = reference_forward(cpu_package.block, x, residual)
+    out = model(x, residual)
+    assert_matches(out, want_out, torch.float32)
+    assert_matches(residual, want_residual, torch.float32)
+    torch.testing.assert_close(out, eager_out, **EAGER_TOLERANCE)
+    torch.testing.assert_close(residual, eager_residual, **EAGER_TOLERANCE)
+
+
+@pytest.mark.parametrize("case, check", [
+    ("residual float64", "input_handles[1]: unmatched dtype"),
+    ("residual transposed", "input_handles[1]: unmatched stride value"),
+    ("batch 1", "input_handles[0]: dim value is too small at 0, expected it to be >= 2, but got: 1")])
+def test_runtime_input_checks_fail_before_any_op(cpu_package, capfd, monkeypatch, case, check):
+    """AOTI_RUNTIME_CHECK_INPUTS=1 (docs/deploying.md, "Checking a package's
+    inputs"): a bad input fails in the package's own checks, before any op; a
+    valid batch of 1 too (the checks take export's range, from 2)."""
+    monkeypatch.setenv("AOTI_RUNTIME_CHECK_INPUTS", "1")
+    model = torch._inductor.aoti_load_package(str(cpu_package.path))
+    x, residual = example_inputs(1 if case == "batch 1" else 2, 3)
+    if case == "residual float64":
+        residual = residual.double()
+    elif case == "residual transposed":
+        residual = residual.transpose(0, 1).contiguous().transpose(0, 1)
+    before = residual.clone()
+    with pytest.raises(RuntimeError, match="run_func_"):
+        model(x, residual)
+    err = capfd.readouterr().err
+    assert check in err, err
+    assert "my_ops." not in err, err  # no op ran (none refused)
+    assert torch.equal(residual, before)
 
 
 FRESH_PROCESS = Path(__file__).with_name("aoti_fresh_process.py")
@@ -390,7 +487,8 @@ def test_compiling_with_grad_on_names_the_fix(cpu_package):
     batch = torch.export.Dim("batch", min=1, max=8)
     with torch.no_grad():
         program = torch.export.export(cpu_package.block, example_inputs(2, 3), dynamic_shapes=({0: batch},) * 2)
-    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: argument 'weight' requires grad.*"
+    # (the exported program calls the op's functional form, which names itself)
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm_functional: argument 'weight' requires grad.*"
                                            r"call it under torch.no_grad\(\)"):
         torch._inductor.aoti_compile_and_package(program)
 

@@ -56,6 +56,8 @@ SUBSET = [
     "tests/ops/test_inference_tensors.py",
     "tests/ops/test_compile.py::test_compiled_mutating_ops",
     "tests/ops/test_compile.py::test_compiled_block_matches_eager[cpu-aot_eager]",
+    *(f"tests/packaging/test_aoti_functional_route.py::test_exported_program_takes_the_functional_route[{case}]"
+      for case in ("python-api-non-strict", "python-api-strict")),
 ]
 
 # Without the op's own Autograd kernel, the ops take torch's register_autograd,
@@ -63,7 +65,8 @@ SUBSET = [
 # (pytorch#168393), a dual tensor that does not require grad is not refused,
 # and an inference tensor that requires grad cannot be saved for backward
 # (refused by name).
-_AS_REGISTER_AUTOGRAD = "not torch_func and not forward_mode and not test_func_vjp_outside and not inference"
+_AS_REGISTER_AUTOGRAD = ("not torch_func and not forward_mode and not test_func_vjp_outside and not inference "
+                         "and not functional_route")
 # Without the redispatch, the mutating ops' checks and version bumps are the
 # Python API's alone: a call through torch.ops makes neither.
 _NO_REDISPATCH = _AS_REGISTER_AUTOGRAD + " and not torch_ops and not requires"
@@ -81,7 +84,9 @@ CASES = {
     "_current_level": (  # torch.autograd.forward_ad.dual_level uses it
         # a dual tensor is still refused; torch.func.jacfwd over torch.func.grad is not
         None, "'level=0' in inspect.getsource(compat.forward_ad_active)",
-        "not test_forward_mode_ad_refused or through_torch_ops"),
+        "(not test_forward_mode_ad_refused or through_torch_ops) and not functional_route"),
+    # fused_add_rms_norm's export route: the Python API takes it (torch.ops calls, no longer)
+    "py_impl": (None, "my_ops.families.rms_norm._EXPORT_ROUTE_IN_API", "functional_route"),
 }
 
 

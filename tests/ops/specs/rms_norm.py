@@ -1,4 +1,5 @@
-"""Specs of rms_norm, rms_norm_backward and fused_add_rms_norm (tests: test_rms_norm.py)."""
+"""Specs of rms_norm, rms_norm_backward, fused_add_rms_norm and its functional form
+(tests: test_rms_norm.py)."""
 
 from __future__ import annotations
 
@@ -116,5 +117,38 @@ SPECS = [
             BadCall("residual requires grad", lambda d: (t(4, 8, device=d), t(4, 8, device=d).requires_grad_(),
                                                          t(8, device=d), 1e-6),
                     r"argument 'residual' requires grad, but my_ops.fused_add_rms_norm writes its arguments in place"),
+        ]),
+    OpSpec(
+        # what an exported program calls in place of fused_add_rms_norm: (new x, new residual),
+        # from copies of x and residual (so not row_wise: it reads no rows in place)
+        "fused_add_rms_norm_functional", reference=reference.fused_add_rms_norm,
+        args_for=lambda x: (like(x), _weight(x), 1e-6),
+        samples={
+            "float32": lambda d: (torch.randn(4, 32, device=d), torch.randn(4, 32, device=d),
+                                  torch.rand(32, device=d), 1e-6),
+            "bfloat16": lambda d: (torch.randn(2, 24, device=d, **BF16), torch.randn(2, 24, device=d, **BF16),
+                                   torch.rand(24, device=d, **BF16), 1e-5),
+            "sliced": lambda d: (torch.randn(4, 64, device=d)[:, :32], torch.randn(4, 64, device=d)[:, 32:],
+                                 torch.rand(32, device=d), 1e-6),
+            "float64": lambda d: (torch.randn(3, 16, device=d, **F64), torch.randn(3, 16, device=d, **F64),
+                                  torch.rand(16, device=d, **F64), 1e-6),
+            # (it writes neither: x may be residual, and an expanded view is read only)
+            "x is residual": lambda d: (lambda x: (x, x, torch.rand(16, device=d), 1e-6))(
+                torch.randn(3, 16, device=d)),
+            "expanded": lambda d: (torch.randn(1, 16, device=d).expand(3, 16), torch.randn(3, 16, device=d),
+                                   torch.rand(16, device=d), 1e-6),
+        },
+        smoke=("float32", "float64", "bfloat16", "sliced", "residual shape"),
+        bad_calls=[
+            BadCall("residual shape", lambda d: (t(4, 8, device=d), t(2, 8, device=d), t(8, device=d), 1e-6),
+                    r"expected residual to have the same shape as x \[4, 8\], but got \[2, 8\]"),
+            BadCall("weight length", lambda d: (t(4, 8, device=d), t(4, 8, device=d), t(9, device=d), 1e-6),
+                    r"expected weight to have shape \[8\]"),
+            BadCall("residual float64", lambda d: (t(4, 8, device=d), t(4, 8, dtype=torch.float64, device=d),
+                                                   t(8, device=d), 1e-6),
+                    r"expected residual to have the same dtype as x \(torch.float32\), but got torch.float64"),
+            BadCall("weight requires grad", lambda d: (t(4, 8, device=d), t(4, 8, device=d),
+                                                       t(8, device=d).requires_grad_(), 1e-6),
+                    r"argument 'weight' requires grad, but my_ops.fused_add_rms_norm_functional is an inference op"),
         ]),
 ]

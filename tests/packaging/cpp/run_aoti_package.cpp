@@ -15,24 +15,21 @@
 //   call, its outputs, then its inputs as they are after the call (a model
 //   may update its inputs in place), all on the CPU.
 //
-// MY_OPS_VERSION (a compile definition: find_package(my_ops)'s my_ops_VERSION)
-//   is the kernel library's version. A package records the my_ops version
-//   that compiled it (metadata "my_ops_version"); the program refuses one
-//   the library may not serve (see check_my_ops_version).
+// A package records the my_ops version that compiled it (metadata
+//   "my_ops_version"); the program asks the kernel library it loaded whether
+//   it serves that version (my_ops_package_problem) and refuses the package
+//   otherwise.
 //
 // Exits 0 when every call ran; prints the error and exits 1 otherwise.
 #include <dlfcn.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iterator>
-#include <limits>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -52,51 +49,29 @@ void write_file(const char *path, const std::vector<char> &data) {
     if (!file) throw std::runtime_error(std::string("cannot write ") + path);
 }
 
-// A version's order, for the versions my_ops makes ("1.2.0", "1.2.1.dev202611270300",
-// "1.2.0+cu130"): major.minor.patch (a missing part counts as 0, the first part that is
-// not a number ends them), then its development stamp, a release after every one of its
-// development versions (PEP 440). The local label ("+cu130") does not count.
-std::array<long long, 4> order_of(const std::string &version) {
-    const std::string public_version = version.substr(0, version.find('+'));
-    std::array<long long, 4> order{0, 0, 0, std::numeric_limits<long long>::max()};
-    std::istringstream parts(public_version);
-    std::string part;
-    for (int i = 0; i < 3; ++i) {
-        if (!std::getline(parts, part, '.') || part.empty() ||
-            part.find_first_not_of("0123456789") != std::string::npos)
-            break;
-        order[i] = std::stoll(part);
-    }
-    const auto dev = public_version.find(".dev");
-    if (dev != std::string::npos) order[3] = std::atoll(public_version.c_str() + dev + 4);
-    return order;
-}
-
-// The package calls my_ops' ops through the dispatcher and passes their
-// arguments by name: torch drops an argument the library's schema lacks and
-// gives a missing one its default, silently. So a package needs a library of
-// the my_ops major version that compiled it, at least as new (a release adds
-// ops and arguments with defaults, never renames or removes one within a major).
+// The package's recorded my_ops version, checked by the kernel library that was
+// loaded (`library`, dlopen's handle): its my_ops_package_problem() knows its own
+// version and the rule (docs/deploying.md, section 4).
 void check_my_ops_version(const std::unordered_map<std::string, std::string> &metadata,
-                          const std::string &library_version) {
+                          void *library) {
+    using Version = const char *(*)();
+    using Problem = const char *(*)(const char *, const char *);
+    const auto version = reinterpret_cast<Version>(dlsym(library, "my_ops_version"));
+    const auto problem = reinterpret_cast<Problem>(dlsym(library, "my_ops_package_problem"));
+    if (version == nullptr || problem == nullptr)
+        throw std::runtime_error("the kernel library has no my_ops_version(): a my_ops older than "
+                                 "the package's check; install the my_ops that compiled the package");
     const auto recorded = metadata.find("my_ops_version");
     if (recorded == metadata.end()) {
         std::fprintf(stderr,
                      "warning: the package does not record the my_ops version that compiled it "
                      "(inductor_configs={\"aot_inductor.metadata\": {\"my_ops_version\": "
                      "my_ops.__version__}}): not checked against the kernel library's, %s\n",
-                     library_version.c_str());
+                     version());
         return;
     }
-    // (a nightly's package needs that nightly or a later one: nightlies add arguments too)
-    const auto package = order_of(recorded->second), library = order_of(library_version);
-    if (package[0] != library[0] || package > library)
-        throw std::runtime_error(
-            "the package was compiled with my_ops " + recorded->second +
-            ", but the kernel library is my_ops " + library_version +
-            ": a package needs a kernel library of the same major version, at least as new " +
-            "(install my_ops " + recorded->second +
-            " or later within its major version, or recompile the package with this my_ops)");
+    const std::string refusal = problem(recorded->second.c_str(), nullptr);
+    if (!refusal.empty()) throw std::runtime_error(refusal);
 }
 
 }  // namespace
@@ -107,7 +82,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     const std::string library = argv[1];
-    if (library != "none" && !dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+    void *handle = nullptr;
+    if (library != "none" && !(handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL))) {
         std::fprintf(stderr, "error: dlopen: %s\n", dlerror());
         return 1;
     }
@@ -118,11 +94,11 @@ int main(int argc, char **argv) {
         const c10::DeviceIndex device_index = device.has_index() ? device.index() : -1;
         // before the loader, which looks up every op the package calls: a package of a newer
         // my_ops that calls an op this library lacks is told so, not "Could not find schema"
-        if (library != "none")
+        if (handle != nullptr)
             check_my_ops_version(
                 torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(argv[2],
                                                                                     "model"),
-                MY_OPS_VERSION);
+                handle);
         torch::inductor::AOTIModelPackageLoader loader(argv[2], "model", false, 1, device_index);
 
         const auto inputs = torch::jit::pickle_load(read_file(argv[3])).toList();
