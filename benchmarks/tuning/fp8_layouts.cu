@@ -141,15 +141,16 @@ struct Case {
 };
 
 // ------------------------------------------------------------ RMSNorm --
-template <int NV, int kMax, bool kLoadsFirst, bool kDynamic> void norm_layout_case(const Case &c) {
+template <int NV, int kMax, bool kLoadsFirst, bool kDynamic, bool kWeightFirst = false>
+void norm_layout_case(const Case &c) {
     const int64_t nvec = c.width / 8;
     const int threads = threads_for(nvec, NV);
     if (int64_t(NV) * kMax < nvec || threads > kMax) return;
     char name[96];
-    std::snprintf(name, sizeof name, "NV=%d x %d threads (max %d)%s", NV, threads, kMax,
-                  kLoadsFirst ? " loads-first" : "");
+    std::snprintf(name, sizeof name, "NV=%d x %d threads (max %d)%s%s", NV, threads, kMax,
+                  kLoadsFirst ? " loads-first" : "", kWeightFirst ? " weight-first" : "");
     auto call = [&](int set, cudaStream_t s) {
-        rms_norm_fp8_held_kernel<bf16, bf16, NV, kMax, false, kDynamic, kLoadsFirst>
+        rms_norm_fp8_held_kernel<bf16, bf16, NV, kMax, false, kDynamic, kLoadsFirst, kWeightFirst>
             <<<rows_grid(c.rows), threads, 0, s>>>(c.x[set], c.width, nullptr, 0, c.weight, c.out,
                                                    c.scaling(kDynamic), c.rows, c.width, 1e-6f);
     };
@@ -162,6 +163,7 @@ template <int NV, int kMax, bool kLoadsFirst, bool kDynamic> void norm_layout_ca
 template <int NV, int kMax, bool kDynamic> void norm_layout_all(const Case &c) {
     norm_layout_case<NV, kMax, false, kDynamic>(c);
     norm_layout_case<NV, kMax, true, kDynamic>(c);
+    norm_layout_case<NV, kMax, true, kDynamic, true>(c);
 }
 
 void sweep_norm(int64_t rows, int64_t hidden, bool dynamic) {

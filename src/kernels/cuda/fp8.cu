@@ -130,9 +130,11 @@ __device__ __forceinline__ A norm_row_factors(A sum_sq, A xw_max, int64_t hidden
 }
 
 // kLoadsFirst: every load of the row before the first use; otherwise each
-// vector is summed as it arrives (benchmarks/tuning/fp8_layouts.cu sweeps both).
+// vector is summed as it arrives. kWeightFirst: the weight's vectors loaded
+// beside the row's and kept for the output (benchmarks/tuning/fp8_layouts.cu
+// sweeps both).
 template <typename T, typename W, int NV, int kMaxThreads, bool kAdd, bool kDynamic,
-          bool kLoadsFirst = (kMaxThreads < 1024)>
+          bool kLoadsFirst = (kMaxThreads < 1024), bool kWeightFirst = false>
 __global__ void __launch_bounds__(kMaxThreads)
 rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restrict__ residual,
                          int64_t res_stride, const W *__restrict__ weight,
@@ -154,13 +156,14 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
         const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
         V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
         V held[NV];
+        WeightVec<T, W> w_held[kWeightFirst ? NV : 1];
         A sum_sq = 0, xw_max = 0;
         // vector k's share of the sums (and, per token, of max |x * w|)
         auto accumulate = [&](int k, int i) {
 #pragma unroll
             for (int e = 0; e < P; ++e) sum_sq += to_acc(held[k].v[e]) * to_acc(held[k].v[e]);
             if constexpr (kDynamic) {
-                const WeightVec<T, W> wv = w[i];
+                const WeightVec<T, W> wv = kWeightFirst ? w_held[kWeightFirst ? k : 0] : w[i];
 #pragma unroll
                 for (int e = 0; e < P; ++e)
                     xw_max = fmax(xw_max, fabs(to_acc(held[k].v[e]) * to_acc(wv.v[e])));
@@ -179,6 +182,7 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
                     res_row[i] = v;
                 }
                 held[k] = v;
+                if constexpr (kWeightFirst) w_held[k] = w[i];
                 if constexpr (!kLoadsFirst) accumulate(k, i);
             }
         }
@@ -198,7 +202,7 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-                const WeightVec<T, W> wv = w[i];
+                const WeightVec<T, W> wv = kWeightFirst ? w_held[kWeightFirst ? k : 0] : w[i];
                 A y[P];
 #pragma unroll
                 for (int e = 0; e < P; ++e) y[e] = (to_acc(held[k].v[e]) * to_acc(wv.v[e])) * rstd;
