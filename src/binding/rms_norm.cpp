@@ -27,11 +27,14 @@ const OpRules fused_add_rms_norm_op(
 // The same, as new tensors: (x, residual) -> (rms_norm(x + residual), x + residual). What an
 // exported program calls in place of fused_add_rms_norm (python/my_ops/families/rms_norm.py):
 // inside an AOTInductor package a refusal then leaves undefined outputs, which stop the call,
-// where the in-place op's refusal is only logged (docs/deploying.md).
+// where the in-place op's refusal is only logged (docs/deploying.md). It writes neither input,
+// but in a package it gets the caller's tensors, which the copies back then write: so the
+// in-place op's memory rules (x and residual apart), checked when the package runs.
 const OpRules fused_add_rms_norm_functional_op(
     "fused_add_rms_norm_functional(Tensor x, Tensor residual, Tensor weight, float? eps=None) -> "
     "(Tensor, Tensor)",
-    "x: dim>=1; residual: like=x shape=x; weight: like_or_wider=x shape=last(x); eps: eps");
+    "x: dim>=1; residual: like=x shape=x apart=x; "
+    "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
 
 // A checked weight as the kernels take it (my_ops_rms_norm_weight_ok):
 // contiguous, in x's dtype or, for 16-bit x, float32. A weight wider than

@@ -132,9 +132,7 @@ SPECS = [
                                  torch.rand(32, device=d), 1e-6),
             "float64": lambda d: (torch.randn(3, 16, device=d, **F64), torch.randn(3, 16, device=d, **F64),
                                   torch.rand(16, device=d, **F64), 1e-6),
-            # (it writes neither: x may be residual, and an expanded view is read only)
-            "x is residual": lambda d: (lambda x: (x, x, torch.rand(16, device=d), 1e-6))(
-                torch.randn(3, 16, device=d)),
+            # (it writes neither input: an expanded view is read only)
             "expanded": lambda d: (torch.randn(1, 16, device=d).expand(3, 16), torch.randn(3, 16, device=d),
                                    torch.rand(16, device=d), 1e-6),
         },
@@ -150,5 +148,11 @@ SPECS = [
             BadCall("weight requires grad", lambda d: (t(4, 8, device=d), t(4, 8, device=d),
                                                        t(8, device=d).requires_grad_(), 1e-6),
                     r"argument 'weight' requires grad, but my_ops.fused_add_rms_norm_functional is an inference op"),
+            # a package copies the results back into x and residual: the in-place op's memory rules
+            BadCall("x is residual", lambda d: (lambda x: (x, x, t(8, device=d), 1e-6))(t(4, 8, device=d)),
+                    r"x and residual must not share memory"),
+            BadCall("residual and weight overlap", lambda d: (lambda buf: (buf[:2, :8], buf[2:, :8], buf[2, :8], 1e-6))(
+                t(4, 16, device=d)),
+                    r"residual and weight must not share memory"),
         ]),
 ]
