@@ -59,8 +59,9 @@ void check_my_ops_version(const std::unordered_map<std::string, std::string> &me
     const auto version = reinterpret_cast<Version>(dlsym(library, "my_ops_version"));
     const auto problem = reinterpret_cast<Problem>(dlsym(library, "my_ops_package_problem"));
     if (version == nullptr || problem == nullptr)
-        throw std::runtime_error("the kernel library has no my_ops_version(): a my_ops older than "
-                                 "the package's check; install the my_ops that compiled the package");
+        throw std::runtime_error(
+            "the kernel library has no my_ops_version(): a my_ops older than "
+            "the package's check; install the my_ops that compiled the package");
     const auto recorded = metadata.find("my_ops_version");
     if (recorded == metadata.end()) {
         std::fprintf(stderr,
