@@ -23,6 +23,10 @@ from torch import nn
 import specs
 from conftest import make_input
 
+# my_ops::check_memory, registered from Python (the in-place ops' check in compiled graphs): its smoke test
+# is test_overlap_refused_after_a_graph_compiled_for_apart_arguments
+SMOKE_OPS = ("check_memory",)
+
 FUNCTIONAL_ROADS = ("api", "torch.ops", "compile", "compile inductor", "export strict", "export non-strict",
                     "functionalize", "vmap", "jit.trace")
 
@@ -586,6 +590,7 @@ def _apart_then_overlapping(name: str) -> tuple:
     return buffer, (buffer[:8], buffer[16:24], weight, 1e-6), (buffer[:8], buffer[4:12], weight, 1e-6)
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
 @pytest.mark.parametrize("road", ["api", "torch.ops"])
 @pytest.mark.parametrize("name", ["add_out", "fused_add_rms_norm"])
