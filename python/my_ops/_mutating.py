@@ -9,10 +9,31 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import _torch_compat as _compat
+from . import _rules, _torch_compat as _compat
 from ._runtime import _forward_ad_error, _lib, _ops
 
 _MUTATE: dict = {}  # mutating op -> what call_mutating calls, where not the op itself
+
+# The memory rules of a mutating op (overlaps of its arguments), as a node of
+# its own in a compiled graph, run on the graph's real inputs. The op's fake
+# kernel decides them from the storages and offsets of the traced call, which
+# torch 2.11's guards do not cover (nor aliasing between inputs: pytorch#184481):
+# a later call whose arguments overlap would reuse the graph, whose functional
+# form writes copies and never shows the overlap to the op's own check.
+_checks = torch.library.Library("my_ops", "FRAGMENT")
+_checks.define("check_memory(str op, Tensor?[] tensors) -> ()")
+
+
+def _check_memory(op: str, tensors) -> None:
+    """The op's memory rules on its tensor arguments (`tensors`, in order)."""
+    given = iter(tensors)
+    _rules.check_memory(op, *[next(given) if p.is_tensor else None for p in _rules.rules(op)])
+
+
+_checks.impl("check_memory", _check_memory, "CompositeExplicitAutograd")
+torch.library.register_fake("my_ops::check_memory", lambda op, tensors: None, lib=_checks)
+CHECK_MEMORY = torch.ops.my_ops.check_memory.default
+torch.fx.node.has_side_effect(CHECK_MEMORY)  # (no output: kept by the graphs' dead-code elimination)
 
 
 def _mutating_op(name: str) -> None:
@@ -24,6 +45,16 @@ def _mutating_op(name: str) -> None:
     op = getattr(_ops, name).default
     arguments = _compat.schema(op).arguments
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
+    tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) in ("Tensor", "Optional[Tensor]")]
+
+    def check_memory_in_graph(args) -> None:
+        # (only in AOTAutograd's functional trace, the graph that runs: not
+        # on dynamo's fake tensors, nor in inductor's retrace of the op; not
+        # in torch.export's programs, which AOTInductor runs without Python)
+        tensors = [args[i] if i < len(args) else None for i in tensor_positions]  # (defaults dropped)
+        if _compat.FUNCTIONAL_TENSOR is not None and not torch.compiler.is_exporting() and \
+                any(isinstance(t, _compat.FUNCTIONAL_TENSOR) for t in tensors):
+            CHECK_MEMORY(name, tensors)
 
     def inplace_kernel(keyset, *args):  # (keyset None: the Python API's checks, without the kernel)
         if _compat.forward_ad_active(args, keyset):
@@ -36,7 +67,8 @@ def _mutating_op(name: str) -> None:
                         f"{'writes its arguments in place and ' if written else 'is an inference op that '}"
                         "has no autograd formula; call it under torch.no_grad() or pass tensors that do not "
                         f"require grad (e.g. {argument.name}.detach()); an exported program's run_decompositions() "
-                        "drops torch.no_grad() blocks: run its module() under torch.no_grad()")
+                        "drops torch.no_grad() blocks: run its module() under torch.no_grad(); torch.jit.trace "
+                        "does not record them either: call the traced function under torch.no_grad()")
         if not torch.is_inference_mode_enabled():  # (outside it, inference tensors reach this key too)
             for i in written:
                 if isinstance(args[i], Tensor) and args[i].is_inference():  # (None: the op's rules name it)
@@ -45,6 +77,7 @@ def _mutating_op(name: str) -> None:
                         "updates to inference tensors outside torch.inference_mode() are not allowed (as in "
                         "PyTorch); call it inside torch.inference_mode(), or pass a normal tensor "
                         f"({arguments[i].name}.clone())")
+        check_memory_in_graph(args)
         result = op(*args) if keyset is None else _compat.redispatch(op, keyset & _compat.AFTER_INPLACE, args)
         torch.autograd.graph.increment_version([args[i] for i in written])
         return result

@@ -132,7 +132,10 @@ def _fail(op: str, message: str):
 
 
 def _shape_text(sizes) -> str:
-    return "[" + ", ".join(str(s) for s in sizes) + "]"
+    """Sizes as numbers, symbolic ones too (torch.compile with dynamic shapes
+    traces an `s27`): int() specialises the symbol to the traced call's size,
+    which costs nothing here, on the way to a refusal."""
+    return "[" + ", ".join(str(int(s)) for s in sizes) + "]"
 
 
 def _view(t: Tensor) -> tuple:
@@ -300,10 +303,10 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
         elif c.key == "even":
             if t.dim() > 0:
                 _check(t.shape[-1] % 2 == 0, lambda: f"my_ops.{op}: expected the last "
-                             f"dimension of {n} to be even, but got {t.shape[-1]}")
+                             f"dimension of {n} to be even, but got {int(t.shape[-1])}")
         elif c.key == "rows":
             _check(t.shape[0] == ref.shape[1], lambda: f"my_ops.{op}: expected {n} to have "
-                         f"{ref.shape[1]} rows (the columns of {r}), but got shape "
+                         f"{int(ref.shape[1])} rows (the columns of {r}), but got shape "
                          f"{_shape_text(t.shape)}")
         elif c.key == "written":
             if t.is_contiguous() or _apart_whatever_the_sizes(t):

@@ -1,23 +1,33 @@
-"""The one place where my_ops uses private PyTorch API: six names, looked up
-once, each with a public fallback (tests/packaging/test_torch_compat.py runs the
-ops without each), each paying in host time (docs/performance.md, "Host time",
-MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
-1-2. torch._C._AutoDispatchBelowAutograd, _after_autograd_keyset (with DispatchKey):
+"""The one place where my_ops uses private PyTorch API: ten names, looked
+up once, each with a public fallback (tests/packaging/test_torch_compat.py runs
+the ops without each), each paying in host time (docs/performance.md, "Host
+time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
+1-3. torch._C._AutoDispatchBelowAutograd, torch._C._after_autograd_keyset and
+   torch._C.DispatchKey (its ADInplaceOrView and FuncTorchDynamicLayerBackMode):
    the redispatch past Autograd or ADInplaceOrView, as torch's register_autograd.
-3-4. torch._C._FunctionBase.apply, _functorch.{get,set}_single_level_autograd_function_allowed:
-   record the node from the Autograd kernel at the current torch.func level (as
-   pytorch#184974 does after 2.11). Missing 1-4: register_autograd (1-2: and the
-   mutating ops' checks in their Python API alone).
-5. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
+4-7. torch._C._FunctionBase (its C apply), torch._C._functorch and its
+   get_single_level_autograd_function_allowed and
+   set_single_level_autograd_function_allowed: record the node from the
+   Autograd kernel at the current torch.func level (as pytorch#184974 does
+   after 2.11). Missing any of 1-7: register_autograd (1-3: and the mutating
+   ops' checks in their Python API alone).
+8. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
    only under an open dual level. Missing: asked at level 0.
-6. OpOverload.py_impl (with torch._C.DispatchKey): the decomposition torch's
-   functionalization takes for a mutating op while exporting, whoever calls the
-   op (decompose_while_exporting). Missing: the Python API takes it itself.
+9. torch._subclasses.functional_tensor.FunctionalTensor: tells the trace of a
+   compiled graph (AOTAutograd's functional tensors), where a mutating op puts
+   its memory check on the graph's real inputs (_mutating.py). Missing (or
+   1-3 missing): no such check, and torch 2.11 does not guard aliasing between
+   a compiled graph's inputs (pytorch#184481): overlapping arguments after a
+   graph compiled for apart ones are not refused.
+10. OpOverload.py_impl (with torch._C.DispatchKey): the decomposition torch's
+    functionalization takes for a mutating op while exporting, whoever calls the
+    op (decompose_while_exporting). Missing: the Python API takes it itself.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 import torch
 import torch.autograd.forward_ad as _forward_ad
@@ -34,13 +44,15 @@ def _private(owner, name: str):
 
 _below_autograd = _private(torch._C, "_AutoDispatchBelowAutograd")
 AFTER_AUTOGRAD = _private(torch._C, "_after_autograd_keyset")  # (the keys past an Autograd kernel)
-_c_apply = _private(_private(torch._C, "_FunctionBase"), "apply")
+_function_base = _private(torch._C, "_FunctionBase")
+_c_apply = None if _function_base is None else vars(_function_base).get("apply")  # (unbound: record() binds it)
 _functorch = _private(torch._C, "_functorch")
 _single_level_allowed = _private(_functorch, "get_single_level_autograd_function_allowed")
 _allow_single_level = _private(_functorch, "set_single_level_autograd_function_allowed")
-_keys = getattr(torch._C, "DispatchKey", None)
-AFTER_INPLACE = None if AFTER_AUTOGRAD is None else AFTER_AUTOGRAD.remove(_keys.ADInplaceOrView)
-CAN_REDISPATCH = _below_autograd is not None and AFTER_AUTOGRAD is not None
+_keys = _private(torch._C, "DispatchKey")
+FUNCTIONAL_TENSOR = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensor")
+CAN_REDISPATCH = all(name is not None for name in (_below_autograd, AFTER_AUTOGRAD, _keys))
+AFTER_INPLACE = AFTER_AUTOGRAD.remove(_keys.ADInplaceOrView) if CAN_REDISPATCH else None
 OWN_AUTOGRAD_KERNEL = CAN_REDISPATCH and None not in (_c_apply, _single_level_allowed, _allow_single_level)
 
 
@@ -60,7 +72,7 @@ def record(function: type[torch.autograd.Function]):
     level as a C++ kernel records its node; None without the private names."""
     if not OWN_AUTOGRAD_KERNEL:
         return None
-    apply = super(torch.autograd.Function, function).apply  # the C apply
+    apply = _c_apply.__get__(None, function)  # the C apply, bound to `function` as Function.apply binds it
 
     def record_node(*args):
         if _single_level_allowed():

@@ -17,20 +17,20 @@ using api::Tensor;
 using OptionalTensor = std::optional<Tensor>;
 
 const OpRules rms_norm_fp8_op(
-    "rms_norm_fp8(Tensor x, Tensor weight, Tensor scale, float? eps) -> Tensor",
+    "rms_norm_fp8(Tensor x, Tensor weight, Tensor scale, float? eps=1e-06) -> Tensor",
     "x: dim>=1; weight: like_or_wider=x shape=last(x); scale: scale=x; eps: eps");
 const OpRules rms_norm_fp8_per_token_op(
-    "rms_norm_fp8_per_token(Tensor x, Tensor weight, float? eps, Tensor? scale_ub=None) -> "
+    "rms_norm_fp8_per_token(Tensor x, Tensor weight, float? eps=1e-06, Tensor? scale_ub=None) -> "
     "(Tensor, Tensor)",
     "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps; scale_ub: scale=x");
 const OpRules fused_add_rms_norm_fp8_op(
     "fused_add_rms_norm_fp8(Tensor x, Tensor(a!) residual, Tensor weight, Tensor scale, "
-    "float? eps) -> Tensor",
+    "float? eps=1e-06) -> Tensor",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: "
     "eps");
 const OpRules fused_add_rms_norm_fp8_per_token_op(
-    "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float? eps, "
+    "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float? eps=1e-06, "
     "Tensor? scale_ub=None) -> (Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x "

@@ -13,7 +13,7 @@ using api::Tensor;
 
 // The weight may be wider than x (a float32 parameter beside bfloat16
 // activations): outputs keep x's dtype, grad_weight has the weight's.
-const OpRules rms_norm_op("rms_norm(Tensor x, Tensor weight, float? eps=None) -> Tensor",
+const OpRules rms_norm_op("rms_norm(Tensor x, Tensor weight, float? eps=1e-06) -> Tensor",
                           "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
 const OpRules rms_norm_backward_op(
     "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float? eps=None) -> "
@@ -21,7 +21,7 @@ const OpRules rms_norm_backward_op(
     "grad_out: like=x shape=x; x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
 // residual += x; x = rms_norm(residual, weight, eps), both in place.
 const OpRules fused_add_rms_norm_op(
-    "fused_add_rms_norm(Tensor(a!) x, Tensor(b!) residual, Tensor weight, float? eps=None) -> ()",
+    "fused_add_rms_norm(Tensor(a!) x, Tensor(b!) residual, Tensor weight, float? eps=1e-06) -> ()",
     "x: dim>=1 written; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
 // The same, as new tensors: (x, residual) -> (rms_norm(x + residual), x + residual). What an

@@ -113,10 +113,38 @@ def test_exported_mutating_op_after_run_decompositions():
     with pytest.raises(RuntimeError, match=r"^my_ops\.fused_add_rms_norm_functional: argument 'weight' requires "
                                            r"grad, .*"
                                            r"run_decompositions\(\) drops torch\.no_grad\(\) blocks: run its "
-                                           r"module\(\) under torch\.no_grad\(\)$"):
+                                           r"module\(\) under torch\.no_grad\(\); torch\.jit\.trace does not "
+                                           r"record them either: call the traced function under torch\.no_grad\(\)$"):
         program.module()(x)
     with torch.no_grad():
         got = program.module()(x)
     assert torch.equal(got, expected)
     want, _ = reference.fused_add_rms_norm(x, torch.zeros(4, 16), model.weight.detach(), 1e-6)
     assert_matches(got, want, torch.float32)
+
+
+def test_traced_module_calling_an_inference_op_under_no_grad():
+    """torch.jit.trace does not record a torch.no_grad() block: the traced
+    module calls the fp8 inference op on its parameter with grad mode on,
+    refused naming jit.trace and the fix; under torch.no_grad() it gives the
+    eager bits."""
+
+    class Quantize(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(16))
+
+        def forward(self, x):
+            with torch.no_grad():
+                return my_ops.rms_norm_fp8_per_token(x, self.weight, None)
+
+    x = make_input((4, 16), torch.float32, "cpu")
+    model = Quantize()
+    want = model(x)
+    traced = torch.jit.trace(model, (x,), check_trace=False)
+    with pytest.raises(RuntimeError, match=r"my_ops\.rms_norm_fp8_per_token: argument 'weight' requires grad, "
+                                           r".*torch\.jit\.trace does not record them either"):
+        traced(x)
+    with torch.no_grad():
+        got = traced(x)
+    assert torch.equal(got[0].view(torch.uint8), want[0].view(torch.uint8)) and torch.equal(got[1], want[1])

@@ -92,3 +92,15 @@ def test_rms_norm_module_takes_a_numpy_eps():
     x = torch.randn(4, 16)
     want = my_ops.RMSNorm(16, eps=1e-5)(x)
     torch.testing.assert_close(my_ops.RMSNorm(16, eps=np.float32(1e-5))(x), want, rtol=1e-6, atol=1e-6)
+
+
+def test_rms_norm_module_keeps_a_numpy_eps_as_a_float_under_compile():
+    """The module stores eps as a float: torch.compile would trace a NumPy
+    scalar attribute as a tensor, which the op's `float? eps` does not take."""
+    import numpy as np
+
+    module = my_ops.RMSNorm(16, eps=np.float32(1e-5))
+    x = torch.randn(4, 16)
+    torch._dynamo.reset()
+    assert type(module.eps) is float
+    torch.testing.assert_close(torch.compile(module, fullgraph=True, backend="aot_eager")(x), module(x), rtol=0, atol=0)

@@ -17,8 +17,8 @@ a row of no values gets the floor scale.
 
 eps=None is the machine epsilon of the dtype the statistics are computed in
 (float32; float64 for float64 x), as for rms_norm and
-torch.nn.functional.rms_norm: the schemas take `float? eps`, so torch.ops
-reads None alike.
+torch.nn.functional.rms_norm: the schemas take `float? eps=1e-06`, so torch.ops
+reads None alike, and an eps left out is 1e-06 on both roads.
 
 Inference ops: no autograd. An input that requires grad (with grad mode on)
 is refused, naming the op.

@@ -217,7 +217,8 @@ class RMSNorm(nn.Module):
             raise ValueError(f"my_ops.RMSNorm: normalizes over the last dimension only, so normalized_shape must "
                              f"be one size, but got {normalized_shape!r} (torch.nn.RMSNorm normalizes over several)")
         self.normalized_shape = shape
-        self.eps = eps
+        # (a NumPy scalar as a float: torch.compile would trace it as a tensor, which eps is not)
+        self.eps = _checked_eps("RMSNorm", eps)
         self.elementwise_affine = elementwise_affine
         self.impl = impl
         if elementwise_affine:
