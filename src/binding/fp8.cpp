@@ -30,7 +30,8 @@ const OpRules fused_add_rms_norm_fp8_op(
     "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: "
     "eps");
 const OpRules fused_add_rms_norm_fp8_per_token_op(
-    "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float? eps=1e-06, "
+    "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float? "
+    "eps=1e-06, "
     "Tensor? scale_ub=None) -> (Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x "
