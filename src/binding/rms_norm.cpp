@@ -31,7 +31,7 @@ const OpRules fused_add_rms_norm_op(
 // but in a package it gets the caller's tensors, which the copies back then write: so the
 // in-place op's memory rules (x and residual apart), checked when the package runs.
 const OpRules fused_add_rms_norm_functional_op(
-    "fused_add_rms_norm_functional(Tensor x, Tensor residual, Tensor weight, float? eps=None) -> "
+    "fused_add_rms_norm_functional(Tensor x, Tensor residual, Tensor weight, float? eps=1e-06) -> "
     "(Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");

@@ -66,7 +66,7 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
 
 
 @torch.library.register_fake("my_ops::rms_norm")
-def _(x: Tensor, weight: Tensor, eps: float | None = None) -> Tensor:
+def _(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
     _rules.check("rms_norm", x, weight, eps)
     return x.new_empty(x.shape)
 
@@ -138,7 +138,7 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")
-def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = None) -> None:
+def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> None:
     _rules.check("fused_add_rms_norm", x, residual, weight, eps)
 
 
@@ -147,7 +147,7 @@ register_batching(_lib, "fused_add_rms_norm", rows=(0, 1))
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm_functional")
-def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = None) -> tuple[Tensor, Tensor]:
+def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> tuple[Tensor, Tensor]:
     _rules.check("fused_add_rms_norm_functional", x, residual, weight, eps)
     return x.new_empty(x.shape), residual.new_empty(residual.shape)
 
@@ -156,7 +156,7 @@ _mutating_op("fused_add_rms_norm_functional")  # (an inference op: its requires-
 register_batching(_lib, "fused_add_rms_norm_functional", rows=(0, 1))
 
 
-def _functional_route(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = None) -> None:
+def _functional_route(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> None:
     """fused_add_rms_norm while exporting: its functional form, copied back.
 
     Inside an AOTInductor package (torch 2.10, 2.11) a custom op's error is only
