@@ -25,6 +25,25 @@ def _backward_reference(grad_out, x, weight, eps):
         return torch.autograd.grad(reference.rms_norm(x64, w64, eps), (x64, w64), grad_out.double())
 
 
+# The samples and bad calls fused_add_rms_norm and its functional form share.
+_FUSED_ADD_SAMPLES = {
+    "float32": lambda d: (torch.randn(4, 32, device=d), torch.randn(4, 32, device=d),
+                          torch.rand(32, device=d), 1e-6),
+    "bfloat16": lambda d: (torch.randn(2, 24, device=d, **BF16), torch.randn(2, 24, device=d, **BF16),
+                           torch.rand(24, device=d, **BF16), 1e-5),
+    "sliced": lambda d: (torch.randn(4, 64, device=d)[:, :32], torch.randn(4, 64, device=d)[:, 32:],
+                         torch.rand(32, device=d), 1e-6),
+    "float64": lambda d: (torch.randn(3, 16, device=d, **F64), torch.randn(3, 16, device=d, **F64),
+                          torch.rand(16, device=d, **F64), 1e-6),
+}
+_FUSED_ADD_BAD_CALLS = [
+    BadCall("residual shape", lambda d: (t(4, 8, device=d), t(2, 8, device=d), t(8, device=d), 1e-6),
+            r"expected residual to have the same shape as x \[4, 8\], but got \[2, 8\]"),
+    BadCall("weight length", lambda d: (t(4, 8, device=d), t(4, 8, device=d), t(9, device=d), 1e-6),
+            r"expected weight to have shape \[8\]"),
+]
+
+
 SPECS = [
     OpSpec(
         "rms_norm", api=my_ops.rms_norm, reference=reference.rms_norm,
@@ -81,22 +100,10 @@ SPECS = [
     OpSpec(
         "fused_add_rms_norm", api=my_ops.fused_add_rms_norm, reference=reference.fused_add_rms_norm,
         args_for=lambda x: (like(x), _weight(x), 1e-6), mutates=("x", "residual"), row_wise=True,
-        samples={
-            "float32": lambda d: (torch.randn(4, 32, device=d), torch.randn(4, 32, device=d),
-                                  torch.rand(32, device=d), 1e-6),
-            "bfloat16": lambda d: (torch.randn(2, 24, device=d, **BF16), torch.randn(2, 24, device=d, **BF16),
-                                   torch.rand(24, device=d, **BF16), 1e-5),
-            "sliced": lambda d: (torch.randn(4, 64, device=d)[:, :32], torch.randn(4, 64, device=d)[:, 32:],
-                                 torch.rand(32, device=d), 1e-6),
-            "float64": lambda d: (torch.randn(3, 16, device=d, **F64), torch.randn(3, 16, device=d, **F64),
-                                  torch.rand(16, device=d, **F64), 1e-6),
-        },
+        samples=_FUSED_ADD_SAMPLES,
         smoke=("float32", "float64", "bfloat16", "sliced", "residual shape"),
         bad_calls=[
-            BadCall("residual shape", lambda d: (t(4, 8, device=d), t(2, 8, device=d), t(8, device=d), 1e-6),
-                    r"expected residual to have the same shape as x \[4, 8\], but got \[2, 8\]"),
-            BadCall("weight length", lambda d: (t(4, 8, device=d), t(4, 8, device=d), t(9, device=d), 1e-6),
-                    r"expected weight to have shape \[8\]"),
+            *_FUSED_ADD_BAD_CALLS,
             BadCall("float32 weight of float64 x", lambda d: (t(4, 8, dtype=torch.float64, device=d),
                                                               t(4, 8, dtype=torch.float64, device=d),
                                                               t(8, device=d), 1e-6),
@@ -124,24 +131,14 @@ SPECS = [
         "fused_add_rms_norm_functional", reference=reference.fused_add_rms_norm,
         args_for=lambda x: (like(x), _weight(x), 1e-6),
         samples={
-            "float32": lambda d: (torch.randn(4, 32, device=d), torch.randn(4, 32, device=d),
-                                  torch.rand(32, device=d), 1e-6),
-            "bfloat16": lambda d: (torch.randn(2, 24, device=d, **BF16), torch.randn(2, 24, device=d, **BF16),
-                                   torch.rand(24, device=d, **BF16), 1e-5),
-            "sliced": lambda d: (torch.randn(4, 64, device=d)[:, :32], torch.randn(4, 64, device=d)[:, 32:],
-                                 torch.rand(32, device=d), 1e-6),
-            "float64": lambda d: (torch.randn(3, 16, device=d, **F64), torch.randn(3, 16, device=d, **F64),
-                                  torch.rand(16, device=d, **F64), 1e-6),
+            **_FUSED_ADD_SAMPLES,
             # (it writes neither input: an expanded view is read only)
             "expanded": lambda d: (torch.randn(1, 16, device=d).expand(3, 16), torch.randn(3, 16, device=d),
                                    torch.rand(16, device=d), 1e-6),
         },
         smoke=("float32", "float64", "bfloat16", "sliced", "residual shape"),
         bad_calls=[
-            BadCall("residual shape", lambda d: (t(4, 8, device=d), t(2, 8, device=d), t(8, device=d), 1e-6),
-                    r"expected residual to have the same shape as x \[4, 8\], but got \[2, 8\]"),
-            BadCall("weight length", lambda d: (t(4, 8, device=d), t(4, 8, device=d), t(9, device=d), 1e-6),
-                    r"expected weight to have shape \[8\]"),
+            *_FUSED_ADD_BAD_CALLS,
             BadCall("residual float64", lambda d: (t(4, 8, device=d), t(4, 8, dtype=torch.float64, device=d),
                                                    t(8, device=d), 1e-6),
                     r"expected residual to have the same dtype as x \(torch.float32\), but got torch.float64"),
