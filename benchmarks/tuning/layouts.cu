@@ -19,31 +19,12 @@
 
 #include "../../src/kernels/cuda/common.cu"
 #include "../../src/kernels/cuda/rms_norm_forward.cu"
+#include "tuning.cuh"
 
 using bf16 = __nv_bfloat16;
 using namespace my_ops;
 
-#define CHECK(call)                                                                         \
-    do {                                                                                    \
-        const cudaError_t error = (call);                                                   \
-        if (error != cudaSuccess) {                                                         \
-            std::printf("CUDA error %s at line %d\n", cudaGetErrorString(error), __LINE__); \
-            std::exit(1);                                                                   \
-        }                                                                                   \
-    } while (0)
-
 constexpr double kCopyGBs = 3005;  // device-to-device copy on the H100 (benchmarks/NOTES.md)
-
-__global__ void fill(bf16 *p, int64_t n, uint32_t seed) {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        uint32_t h = uint32_t(i) * 2654435761u ^ seed;
-        h ^= h >> 13;
-        h *= 0x5bd1e995u;
-        h ^= h >> 15;
-        p[i] = __float2bfloat16((h & 0xffffff) / float(0x1000000) * 4 - 2);
-    }
-}
 
 template <typename F> float time_us(F call) {
     for (int i = 0; i < 5; ++i) call();
