@@ -283,10 +283,23 @@ int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_str
     const bool vec = vectorizable<T>(hidden, {{x, x_stride}, {weight, 0}}) &&
                      (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
     const RowLayout layout = norm_layout(nvec);
+    // For few rows (decode) each thread also holds its weight vectors, loaded
+    // beside the row's: the same arithmetic in the same order, so the same
+    // bytes (batch invariance holds), and the weight's loads no longer wait on
+    // the row's reduction. For many rows the extra registers cost more than
+    // they save (benchmarks/NOTES.md, "fp8 RMSNorm: the weight first").
+    const bool weight_first = few_rows(rows);
     if (vec && layout.nv > 0 && NormFp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
-            rms_norm_fp8_held_kernel<T, W, decltype(nv)::value, decltype(max_threads)::value, kAdd,
-                                     kDynamic><<<rows_grid(rows), layout.threads, 0, s>>>(
-                x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
+            constexpr int kNV = decltype(nv)::value, kThreads = decltype(max_threads)::value;
+            constexpr bool kLoadsFirst = kThreads < 1024;
+            if (weight_first && kLoadsFirst)
+                rms_norm_fp8_held_kernel<T, W, kNV, kThreads, kAdd, kDynamic, kLoadsFirst, true>
+                    <<<rows_grid(rows), layout.threads, 0, s>>>(
+                        x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
+            else
+                rms_norm_fp8_held_kernel<T, W, kNV, kThreads, kAdd, kDynamic>
+                    <<<rows_grid(rows), layout.threads, 0, s>>>(
+                        x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
         }))
         return int(cudaGetLastError());
     rms_norm_fp8_generic_kernel<T, W, kAdd, kDynamic><<<rows_grid(rows), kGenericThreads, 0, s>>>(
