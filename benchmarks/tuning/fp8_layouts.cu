@@ -4,8 +4,8 @@
 //     rows: every (vectors per thread, launch bound, loads first) the
 //     held-row kernel takes;
 //   - SiLU-and-mul to fp8 with a static scale at decode shapes ([64, 8192]
-//     and others): the pair kernel (a thread per two values) against the
-//     held-row kernel's layouts.
+//     and others): the spread kernel (a thread per 2, 4 or 8 values) against
+//     the held-row kernel's layouts.
 // Each case is timed as CUDA-graph replays of calls that rotate through
 // enough input sets to exceed the L2 cache (as benchmarks/run.py does), so a
 // decode-sized call is timed as it runs in a captured model; the output's
@@ -175,7 +175,7 @@ void sweep_norm(int64_t rows, int64_t hidden, bool dynamic) {
 
 // ----------------------------------------------- SiLU-and-mul, static --
 // The held-row kernel, a block per row, at each layout; the launcher takes
-// the pair kernel for few rows.
+// the spread kernel for few rows.
 template <int NV, int kMax> void act_case(const Case &c) {
     const int64_t nvec = c.width / 8;
     const int threads = threads_for(nvec, NV);
@@ -193,6 +193,21 @@ template <int NV, int kMax> void act_case(const Case &c) {
     c.report(name, us, false, c.differing());
 }
 
+// The spread kernel: a thread per kValues values of a row, kThreads a block.
+template <int kValues, int kThreads> void spread_case(Case &c) {
+    auto call = [&](int set, cudaStream_t s) {
+        const dim3 grid(unsigned(ceil_div(c.width / kValues, int64_t(kThreads))), unsigned(c.rows));
+        act_and_mul_fp8_spread_kernel<bf16, MY_OPS_SILU, kValues, kThreads>
+            <<<grid, kThreads, 0, s>>>(c.x[set], c.in_width, c.out, c.scale, c.rows, c.width);
+    };
+    const float us = c.time_us(call);
+    call(0, nullptr);
+    CHECK(cudaDeviceSynchronize());
+    char name[64];
+    std::snprintf(name, sizeof name, "spread, %d values a thread, %d threads", kValues, kThreads);
+    c.report(name, us, false, c.differing());
+}
+
 void sweep_act(int64_t rows, int64_t d) {
     Case c(rows, d, 2 * d);
     std::printf("silu_and_mul_fp8 static [%ld, %ld] bf16 (%d input sets)\n", long(rows),
@@ -204,15 +219,14 @@ void sweep_act(int64_t rows, int64_t d) {
     launcher(0, nullptr);
     CHECK(cudaMemcpy(c.reference, c.out, c.out_bytes(), cudaMemcpyDeviceToDevice));
     c.report("launcher", us, false, 0);
-    auto pairs = [&](int set, cudaStream_t s) {
-        const dim3 grid(unsigned(ceil_div(d / 2, int64_t(kPairThreads))), unsigned(rows));
-        act_and_mul_fp8_pairs_kernel<bf16, MY_OPS_SILU>
-            <<<grid, kPairThreads, 0, s>>>(c.x[set], 2 * d, c.out, c.scale, rows, d);
-    };
-    const float pair_us = c.time_us(pairs);
-    pairs(0, nullptr);
-    CHECK(cudaDeviceSynchronize());
-    c.report("pairs, a thread per two values", pair_us, false, c.differing());
+    spread_case<2, 128>(c);
+    spread_case<2, 256>(c);
+    spread_case<2, 512>(c);
+    spread_case<4, 128>(c);
+    spread_case<4, 256>(c);
+    spread_case<8, 64>(c);
+    spread_case<8, 128>(c);
+    spread_case<8, 256>(c);
     act_case<1, 256>(c);
     act_case<2, 256>(c);
     act_case<4, 256>(c);

@@ -156,7 +156,7 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
         const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
         V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
         V held[NV];
-        WeightVec<T, W> w_held[kWeightFirst ? NV : 1];
+        WeightVec<T, W> w_held[kWeightFirst ? NV : 1] = {};  // (set before use; nvcc cannot tell)
         A sum_sq = 0, xw_max = 0;
         // vector k's share of the sums (and, per token, of max |x * w|)
         auto accumulate = [&](int k, int i) {
@@ -386,31 +386,34 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
 }
 
 // A static scale and few rows (decode): every value is its own, so the work is
-// spread as wide as it goes, a thread per two values of a row (the layout
-// Triton gives the same composite). H100, [64, 2 x 8192] bf16: the held-row
-// kernel split over 5 blocks a row ran 71680 threads of 46 registers at 22%
-// achieved occupancy (ncu) against torch.compile's 262144 threads of 17 at
-// 75%; this kernel took the call from 3.08 to 2.79 us (tuning/fp8_layouts.cu).
-// From 512 rows on the held-row kernel is faster again.
-constexpr int kPairThreads = 256;
-template <typename T, int kAct>
-__global__ void __launch_bounds__(kPairThreads)
-act_and_mul_fp8_pairs_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *__restrict__ out,
-                             const float *__restrict__ static_scale, int64_t rows, int64_t d) {
+// spread as wide as it goes, a thread per four values of a row. H100, [64, 2 x
+// 8192] bf16: the held-row kernel split over 5 blocks a row ran 71680 threads
+// of 46 registers at 22% achieved occupancy (ncu) against torch.compile's
+// 262144 threads of 17 at 75%. In tuning/fp8_layouts.cu, [rows, 2 x 8192]:
+// 64 rows 3.22 us (held row) -> 2.78 (any of 2, 4 or 8 values a thread);
+// 128 rows 3.94 (two values, 256 threads) -> 3.53 (four, 128 threads), 256
+// rows 6.07 -> 4.93, 512 rows 8.97 (held row) -> 7.66.
+template <typename T, int kAct, int kValues, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+act_and_mul_fp8_spread_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *__restrict__ out,
+                              const float *__restrict__ static_scale, int64_t rows, int64_t d) {
     using A = acc_t<T>;
-    using V2 = Vec<T, 2>;
+    using V = Vec<T, kValues>;
     const float scale = *static_scale;
-    const int64_t j = int64_t(blockIdx.x) * kPairThreads + threadIdx.x;  // this thread's pair
-    if (j >= d / 2) return;
+    const int64_t j = int64_t(blockIdx.x) * kThreads + threadIdx.x;  // this thread's vector
+    if (j >= d / kValues) return;
     for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-        const V2 g = reinterpret_cast<const V2 *>(x + row * x_stride)[j];
-        const V2 u = reinterpret_cast<const V2 *>(x + row * x_stride + d)[j];
+        const V g = reinterpret_cast<const V *>(x + row * x_stride)[j];
+        const V u = reinterpret_cast<const V *>(x + row * x_stride + d)[j];
         const Factors<A> q = static_factors<A>(scale);
-        const A y0 = activation<kAct>(to_acc(g.v[0])) * to_acc(u.v[0]);
-        const A y1 = activation<kAct>(to_acc(g.v[1])) * to_acc(u.v[1]);
-        reinterpret_cast<uint16_t *>(out + row * d)[j] = to_e4m3x2(scaled(y0, q), scaled(y1, q));
+        A y[kValues];
+#pragma unroll
+        for (int e = 0; e < kValues; ++e) y[e] = activation<kAct>(to_acc(g.v[e])) * to_acc(u.v[e]);
+        reinterpret_cast<Bytes<kValues> *>(out + row * d)[j] = quantize<kValues>(y, q);
     }
 }
+// The spread launch the launcher takes.
+constexpr int kSpreadValues = 4, kSpreadThreads = 128;
 
 template <typename T, int kAct, bool kDynamic>
 __global__ void __launch_bounds__(kGenericThreads)
@@ -439,11 +442,12 @@ template <typename T, int kAct, bool kDynamic>
 int act_and_mul_fp8_rows(const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_scaling scaling,
                          int64_t rows, int64_t d, cudaStream_t s) {
     const int64_t nvec = d / Vec<T>::size;
-    if (!kDynamic && few_rows(rows) && d > 0 && d % 2 == 0 && x_stride % 2 == 0 &&
-        reinterpret_cast<uintptr_t>(x) % sizeof(Vec<T, 2>) == 0) {
-        const dim3 grid(unsigned(ceil_div(d / 2, int64_t(kPairThreads))), unsigned(rows));
-        act_and_mul_fp8_pairs_kernel<T, kAct>
-            <<<grid, kPairThreads, 0, s>>>(x, x_stride, out, scaling.static_scale, rows, d);
+    constexpr int kV = kSpreadValues;
+    if (!kDynamic && few_rows(rows) && d > 0 && d % kV == 0 && x_stride % kV == 0 &&
+        reinterpret_cast<uintptr_t>(x) % sizeof(Vec<T, kV>) == 0) {
+        const dim3 grid(unsigned(ceil_div(d / kV, int64_t(kSpreadThreads))), unsigned(rows));
+        act_and_mul_fp8_spread_kernel<T, kAct, kV, kSpreadThreads>
+            <<<grid, kSpreadThreads, 0, s>>>(x, x_stride, out, scaling.static_scale, rows, d);
         return int(cudaGetLastError());
     }
     // (d == 0: the generic kernel, which still writes each row's scale)
