@@ -61,6 +61,32 @@ MY_OPS_FP8_MATH uint8_t my_ops_float_to_e4m3(float v) {
     return (uint8_t)(sign | ((rounded >> 20) - (120u << 3)));
 }
 
+MY_OPS_FP8_MATH float my_ops_fp8_float_of(uint32_t bits) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(bits);
+#else
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+#endif
+}
+
+/* float64 -> float32 rounded to odd: toward zero, the last bit set when any
+ * were dropped. float keeps at least two bits more than fp8 wherever fp8
+ * rounds, so rounding that to fp8 (nearest, ties to even) gives the float64's
+ * own nearest fp8: one rounding, where (float) first would round twice (a
+ * float64 just above a tie would round down onto it, then to even).
+ * Beyond float's range: +-FLT_MAX, which saturates to +-448 as inf would. */
+MY_OPS_FP8_MATH float my_ops_fp8_narrow_double(double v) {
+    const float nearest = (float)v;
+    if (!(nearest == nearest) || (double)nearest == v) return nearest; /* NaN, or exact */
+    uint32_t bits = my_ops_fp8_bits_of(nearest);
+    const double n = nearest < 0 ? -(double)nearest : (double)nearest, m = v < 0 ? -v : v;
+    if (n > m) bits -= 1u; /* rounded away from zero (to inf included): one step back */
+    return my_ops_fp8_float_of(bits | 1u);
+}
+MY_OPS_FP8_MATH float my_ops_fp8_narrow_float(float v) { return v; }
+
 /* A static scale's y / scale is computed as (y * pre) * inv with
  * inv = 1 / (scale * pre): pre is 2^64 for |scale| < 2^-64 (a subnormal
  * scale's own reciprocal overflows to inf, and 0 * inf would make zeros NaN),

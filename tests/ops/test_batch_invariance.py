@@ -47,9 +47,15 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def rows_input(rows, width, dtype, device, layout) -> torch.Tensor:
-    """x of [rows, width]: contiguous, or rows sliced from wider rows (read in place)."""
+    """x of [rows, width]: contiguous, or rows sliced from wider rows (read in
+    place): "sliced" at a stride of whole 16-byte vectors, "sliced_odd" at
+    width + 3, where a row called alone (whose stride is its width) may be
+    aligned while the batch's rows are not."""
     if layout == "contiguous":
         return torch.empty(rows, width, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
+    if layout == "sliced_odd":
+        wide = torch.empty(rows, width + 3, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
+        return wide[:, :width]
     wide = torch.empty(rows, width + 8, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
     return wide[:, 4:4 + width]
 
@@ -61,20 +67,21 @@ def take_rows(args: tuple, rows: int, part: slice) -> tuple:
 
 
 def outputs(spec: OpSpec, args: tuple) -> list:
-    """The op's results: its returned tensors, or the arguments it writes."""
+    """The op's results: the arguments it writes, then the tensors it returns."""
     args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
     result = spec.op(*args)
-    if spec.mutates:
-        names = spec.argument_names()
-        return [args[names.index(n)] for n in spec.mutates]
-    return list(result) if isinstance(result, (tuple, list)) else [result]
+    names = spec.argument_names()
+    written = [args[names.index(n)] for n in spec.mutates]
+    if result is None:
+        return written
+    return written + (list(result) if isinstance(result, (tuple, list)) else [result])
 
 
 def shape_cases():
     return [(device, rows, width) for device in DEVICES for rows, width in SHAPES[device.split(":")[0]]]
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "sliced"])
+@pytest.mark.parametrize("layout", ["contiguous", "sliced", "sliced_odd"])
 @pytest.mark.parametrize("dtype", INVARIANCE_DTYPES, ids=lambda d: str(d).replace("torch.", ""))
 @pytest.mark.parametrize("device,rows,width", shape_cases(), ids=lambda v: str(v))
 @pytest.mark.parametrize("spec", FORWARD, ids=lambda s: s.id)

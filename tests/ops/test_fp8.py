@@ -73,12 +73,15 @@ def _conversion_values() -> torch.Tensor:
 
 
 def convert(values: torch.Tensor, device: str, aligned=True) -> torch.Tensor:
-    """fp8(v) through rms_norm_fp8: rows of ones have rstd 1 (eps 0), so y = weight exactly."""
+    """fp8(v) through rms_norm_fp8: rows of ones have rstd 1 (eps 0), so y = weight exactly.
+    aligned: a row of whole 16-byte vectors (the held-row kernel); else a row of 8k + 1
+    values at a 4-byte offset (the generic kernel). The values are padded with zeros."""
     n = values.numel()
-    x = torch.ones(1, n if aligned else n + 1, device=device)[:, : n]
-    if not aligned:
-        x = torch.ones(1, n + 1, device=device)[:, 1:]
-    return my_ops.rms_norm_fp8(x, values.to(device), torch.ones(1, device=device), 0.0)[0]
+    width = -(-n // 8) * 8 + (0 if aligned else 1)
+    weight = torch.cat([values, values.new_zeros(width - n)]).to(device)
+    x = torch.ones(1, width + 1, device=device)
+    x = x[:, :width] if aligned else x[:, 1:]
+    return my_ops.rms_norm_fp8(x, weight, torch.ones(1, device=device), 0.0)[0, :n]
 
 
 @pytest.mark.parametrize("aligned", [True, False], ids=["held", "generic"])
@@ -165,6 +168,33 @@ def test_norm_ops_take_a_wider_weight(name, shape, weight_dtype, device):
         args[1] = make_input(shape, torch.bfloat16, device)
     args[2 if add else 1] = make_input(shape[-1:], weight_dtype, device, low=0.5, high=1.5)
     _check_op(name, args)
+
+
+# Widths of each layout the launchers take for many rows (from 264 rows, two per
+# multiprocessor of an H100, the few-row launches are left), and past them; on the
+# CPU one kernel takes every width, so one width says all there.
+MANY_ROWS_WIDTHS = {"cpu": [4096], "cuda": [4096, 8192, 16384, 32768, 40000]}
+
+
+@pytest.mark.parametrize("dtypes", [(torch.bfloat16, torch.bfloat16), (torch.float16, torch.float32),
+                                    (torch.float32, torch.float32)], ids=lambda d: f"{d[0]}-{d[1]}")
+@pytest.mark.parametrize("name", NORM_OPS + SILU_OPS)
+def test_many_rows_at_every_layouts_width(name, dtypes, device):
+    """Many rows at the widths the launchers give each of their layouts, against the reference
+    (few rows take other launches: the tests above)."""
+    dtype, weight_dtype = dtypes
+    if name in SILU_OPS and weight_dtype != dtype:
+        pytest.skip("the gated unit has no weight")
+    for width in MANY_ROWS_WIDTHS[torch.device(device).type]:
+        shape = (300, 2 * width) if name in SILU_OPS else (300, width)
+        x = make_input(shape, dtype, device, low=-6, high=6)
+        args = list(SPECS[name].resolve(x))
+        if name.startswith("fused_add"):
+            args[1] = make_input(shape, dtype, device)
+        if name in NORM_OPS:
+            args[2 if name.startswith("fused_add") else 1] = make_input((width,), weight_dtype, device,
+                                                                        low=0.5, high=1.5)
+        _check_op(name, args)
 
 
 @pytest.mark.parametrize("through", ["api", "torch.ops"])
@@ -295,6 +325,38 @@ def test_reference_rounds_float64_once():
     got = fp8_ref(torch.tensor([above, below, -above, 2**-10 + 2**-40, 464.0, 1e300],
                                          dtype=torch.float64))
     assert got.float().tolist() == [1.125, 1.0, -1.125, 2**-9, 448.0, 448.0]
+
+
+@pytest.mark.parametrize("aligned", [True, False], ids=["held", "generic"])
+def test_float64_rows_are_rounded_once(device, aligned):
+    """The kernels round float64 values to fp8 once, as the reference does: narrowed to float32
+    rounded to odd, a value just above a tie still rounds up (rounded to nearest twice it would
+    land on the tie and round to even). Rows of ones: y is the weight exactly."""
+    values = torch.tensor([1.0625 + 2**-30, 1.0625 - 2**-30, -1.0625 - 2**-30, 2**-10 + 2**-40,
+                           0.53125 + 2**-40, 464.0, 1e300, -1e300], dtype=torch.float64)
+    n = values.numel()
+    width = 8 if aligned else 9
+    weight = torch.cat([values, values.new_zeros(width - n)]).to(device)
+    x = torch.ones(1, width + 1, dtype=torch.float64, device=device)
+    x = x[:, :width] if aligned else x[:, 1:]
+    one = torch.ones(1, device=device)
+    got = my_ops.rms_norm_fp8(x, weight, one, 0.0)[0, :n].cpu()
+    assert got.float().tolist() == fp8_ref(values).float().tolist() == [1.125, 1.0, -1.125, 2**-9, 0.5625,
+                                                                       448.0, 448.0, -448.0]
+    # the gated unit: silu(64) * (v / 64) is v exactly in float64
+    gated = torch.tensor([[64.0, (1.0625 + 2**-30) / 64]], dtype=torch.float64, device=device)
+    assert my_ops.silu_and_mul_fp8(gated, one).float().item() == 1.125
+
+
+def test_float64_per_token_scales_past_floats_range(device):
+    """A float64 row whose amax / 448 is a float32 but whose amax is not gets that finite scale."""
+    x = torch.tensor([[1e20, 1.0, 1e20, 1.0]], dtype=torch.float64, device=device)
+    with torch.no_grad():
+        out, scales = my_ops.silu_and_mul_fp8_per_token(x)
+    want, want_scales = reference.silu_and_mul_fp8_per_token(x.cpu())
+    assert torch.isfinite(scales).all()
+    assert_scales(scales.cpu(), want_scales)
+    assert_fp8_matches(out.cpu(), want)
 
 
 def _poisoned_allocator(device, nbytes=4096):

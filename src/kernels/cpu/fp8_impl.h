@@ -5,6 +5,7 @@
 
 #define SUM_OF_SQUARES MY_OPS_CAT(my_ops_sum_of_squares_, ACC)
 #define ACTIVATION MY_OPS_CAT(my_ops_activation_, ACC)
+#define NARROW MY_OPS_CAT(my_ops_fp8_narrow_, ACC)
 
 /* y / scale of one row as (y * pre) * inv (../fp8_convert.h): the static scale, or the
  * row's own (written to scales[r]; always a normal float, so pre is 1). */
@@ -21,9 +22,10 @@ static inline MY_OPS_NAME(fp8_factors)
         f.inv = (ACC)1 / (ACC)(*s.static_scale * pre);
         return f;
     }
-    float bound = (float)amax;
-    if (s.scale_ub != NULL && *s.scale_ub < bound) bound = *s.scale_ub;
-    float scale = bound / MY_OPS_FP8_MAX;
+    /* (in ACC: a float64 amax past float's range still gives a finite scale) */
+    ACC bound = amax;
+    if (s.scale_ub != NULL && (ACC)*s.scale_ub < bound) bound = (ACC)*s.scale_ub;
+    float scale = (float)(bound / (ACC)MY_OPS_FP8_MAX);
     scale = scale > MY_OPS_FP8_MIN_SCALE ? scale : MY_OPS_FP8_MIN_SCALE;
     s.scales[r] = scale;
     f.pre = 1;
@@ -42,8 +44,8 @@ static inline ACC MY_OPS_NAME(fp8_abs_max)(const ACC *y, int64_t n) {
 
 static inline void MY_OPS_NAME(fp8_store)(const ACC *y, MY_OPS_NAME(fp8_factors) f, uint8_t *out,
                                           int64_t n) {
-    /* (the conversion saturates; a float64 quotient past float's range is +-inf, saturated too) */
-    for (int64_t j = 0; j < n; ++j) out[j] = my_ops_float_to_e4m3((float)(y[j] * f.pre * f.inv));
+    /* (float64: narrowed to float rounded to odd, so rounded once; the conversion saturates) */
+    for (int64_t j = 0; j < n; ++j) out[j] = my_ops_float_to_e4m3(NARROW(y[j] * f.pre * f.inv));
 }
 
 MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_fp8)(my_ops_dtype weight_dtype, const T *x,
@@ -112,3 +114,4 @@ MY_OPS_ACTIVATIONS(MY_OPS_ACT_AND_MUL_FP8_INSTANCE)
 
 #undef SUM_OF_SQUARES
 #undef ACTIVATION
+#undef NARROW

@@ -18,6 +18,7 @@
 #include "rms_norm.cuh"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace my_ops {
 namespace {
@@ -86,9 +87,10 @@ template <typename A> __device__ __forceinline__ Factors<A> static_factors(float
 template <typename A>
 __device__ __forceinline__ Factors<A> row_factors(const my_ops_fp8_scaling &s, int64_t row,
                                                   A amax) {
-    float bound = float(amax);
-    if (s.scale_ub != nullptr) bound = fminf(bound, *s.scale_ub);
-    const float scale = fmaxf(bound / MY_OPS_FP8_MAX, MY_OPS_FP8_MIN_SCALE);
+    // (in A: a float64 amax past float's range still gives a finite scale)
+    A bound = amax;
+    if (s.scale_ub != nullptr && A(*s.scale_ub) < bound) bound = A(*s.scale_ub);
+    const float scale = fmaxf(float(bound / A(MY_OPS_FP8_MAX)), MY_OPS_FP8_MIN_SCALE);
     if (threadIdx.x == 0) s.scales[row] = scale;
     return Factors<A>{A(1), A(1) / A(scale)};
 }
@@ -96,7 +98,10 @@ __device__ __forceinline__ Factors<A> row_factors(const my_ops_fp8_scaling &s, i
 // The P bytes of one vector of P values.
 template <int P> using Bytes = Vec<uint16_t, P / 2>;
 
+// y / scale as the float the conversion takes (float64: rounded to odd, so
+// that the fp8 conversion rounds once, fp8_convert.h).
 template <typename A> __device__ __forceinline__ float scaled(A y, const Factors<A> &q) {
+    if constexpr (std::is_same_v<A, double>) return my_ops_fp8_narrow_double(y * q.pre * q.inv);
     return float(y * q.pre * q.inv);
 }
 
@@ -129,12 +134,38 @@ __device__ __forceinline__ A norm_row_factors(A sum_sq, A xw_max, int64_t hidden
     }
 }
 
+// Vector i of a row at p, read or written as one 16-byte access (kVector) or
+// element by element (rows whose pointer or stride is not whole vectors): the
+// same elements in the same order either way, so the same arithmetic follows.
+template <bool kVector, typename V, typename E>
+__device__ __forceinline__ V load_vec(const E *p, int i) {
+    if constexpr (kVector) {
+        return reinterpret_cast<const V *>(p)[i];
+    } else {
+        V v;
+#pragma unroll
+        for (int e = 0; e < V::size; ++e) v.v[e] = p[int64_t(i) * V::size + e];
+        return v;
+    }
+}
+template <bool kVector, typename V, typename E>
+__device__ __forceinline__ void store_vec(E *p, int i, const V &v) {
+    if constexpr (kVector) {
+        reinterpret_cast<V *>(p)[i] = v;
+    } else {
+#pragma unroll
+        for (int e = 0; e < V::size; ++e) p[int64_t(i) * V::size + e] = v.v[e];
+    }
+}
+
 // kLoadsFirst: every load of the row before the first use; otherwise each
 // vector is summed as it arrives. kWeightFirst: the weight's vectors loaded
 // beside the row's and kept for the output (benchmarks/tuning/fp8_layouts.cu
-// sweeps both).
+// sweeps both). kVector: 16-byte loads and stores; otherwise element by
+// element, in the same order (rows not at whole vectors: a row's values must
+// not depend on how it was sliced, batch invariance).
 template <typename T, typename W, int NV, int kMaxThreads, bool kAdd, bool kDynamic,
-          bool kLoadsFirst = (kMaxThreads < 1024), bool kWeightFirst = false>
+          bool kLoadsFirst = (kMaxThreads < 1024), bool kWeightFirst = false, bool kVector = true>
 __global__ void __launch_bounds__(kMaxThreads)
 rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restrict__ residual,
                          int64_t res_stride, const W *__restrict__ weight,
@@ -146,15 +177,15 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
     __shared__ A scratch[32];
     __shared__ Pair2<A> pairs[32];
     const int nvec = int(hidden / P);
-    const WeightVec<T, W> *w = reinterpret_cast<const WeightVec<T, W> *>(weight);
+    auto weight_vec = [&](int i) { return load_vec<kVector, WeightVec<T, W>>(weight, i); };
     Factors<A> q{};
     const float static_scale = kDynamic ? 0.0f : *scaling.static_scale;
     // Loads first by default except under 1024-thread bounds, where holding
     // the row took [8192, 8192] per token from 32 to 46 registers a thread,
     // halving the blocks resident per multiprocessor (H100: 76.1 -> 89.1 us).
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
-        V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
+        const T *x_row = x + row * x_stride;
+        T *res_row = kAdd ? residual + row * res_stride : nullptr;
         V held[NV];
         WeightVec<T, W> w_held[kWeightFirst ? NV : 1] = {};  // (set before use; nvcc cannot tell)
         A sum_sq = 0, xw_max = 0;
@@ -163,7 +194,8 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
 #pragma unroll
             for (int e = 0; e < P; ++e) sum_sq += to_acc(held[k].v[e]) * to_acc(held[k].v[e]);
             if constexpr (kDynamic) {
-                const WeightVec<T, W> wv = kWeightFirst ? w_held[kWeightFirst ? k : 0] : w[i];
+                const WeightVec<T, W> wv =
+                    kWeightFirst ? w_held[kWeightFirst ? k : 0] : weight_vec(i);
 #pragma unroll
                 for (int e = 0; e < P; ++e)
                     xw_max = fmax(xw_max, fabs(to_acc(held[k].v[e]) * to_acc(wv.v[e])));
@@ -173,16 +205,16 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-                V v = x_row[i];
+                V v = load_vec<kVector, V>(x_row, i);
                 if constexpr (kAdd) {
-                    const V r = res_row[i];
+                    const V r = load_vec<kVector, V>(res_row, i);
 #pragma unroll
                     for (int e = 0; e < P; ++e)
                         v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
-                    res_row[i] = v;
+                    store_vec<kVector>(res_row, i, v);
                 }
                 held[k] = v;
-                if constexpr (kWeightFirst) w_held[k] = w[i];
+                if constexpr (kWeightFirst) w_held[k] = weight_vec(i);
                 if constexpr (!kLoadsFirst) accumulate(k, i);
             }
         }
@@ -202,7 +234,8 @@ rms_norm_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, T *__restric
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-                const WeightVec<T, W> wv = kWeightFirst ? w_held[kWeightFirst ? k : 0] : w[i];
+                const WeightVec<T, W> wv =
+                    kWeightFirst ? w_held[kWeightFirst ? k : 0] : weight_vec(i);
                 A y[P];
 #pragma unroll
                 for (int e = 0; e < P; ++e) y[e] = (to_acc(held[k].v[e]) * to_acc(wv.v[e])) * rstd;
@@ -282,24 +315,32 @@ int rms_norm_fp8_rows(const T *x, int64_t x_stride, T *residual, int64_t res_str
     const int64_t nvec = hidden / Vec<T>::size;
     const bool vec = vectorizable<T>(hidden, {{x, x_stride}, {weight, 0}}) &&
                      (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
-    const RowLayout layout = norm_layout(nvec);
+    // The layout is the width's alone, whatever the pointers and strides: a
+    // single row sliced from a batch gets its own stride (launch.h) and may be
+    // aligned where the batch is not, and its sum must be added up alike.
+    const RowLayout layout = hidden % Vec<T>::size == 0 ? norm_layout(nvec) : RowLayout{};
     // For few rows (decode) each thread also holds its weight vectors, loaded
     // beside the row's: the same arithmetic in the same order, so the same
     // bytes (batch invariance holds), and the weight's loads no longer wait on
     // the row's reduction. For many rows the extra registers cost more than
     // they save (benchmarks/NOTES.md, "fp8 RMSNorm: the weight first").
     const bool weight_first = few_rows(rows);
-    if (vec && layout.nv > 0 && NormFp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
+    if (layout.nv > 0 && NormFp8Layouts::launch(layout, [&](auto nv, auto max_threads) {
             constexpr int kNV = decltype(nv)::value, kThreads = decltype(max_threads)::value;
             constexpr bool kLoadsFirst = kThreads < 1024;
-            if (weight_first && kLoadsFirst)
+            const dim3 grid = rows_grid(rows);
+            if (!vec)
+                rms_norm_fp8_held_kernel<T, W, kNV, kThreads, kAdd, kDynamic, kLoadsFirst, false,
+                                         false><<<grid, layout.threads, 0, s>>>(
+                    x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
+            else if (weight_first && kLoadsFirst)
                 rms_norm_fp8_held_kernel<T, W, kNV, kThreads, kAdd, kDynamic, kLoadsFirst, true>
-                    <<<rows_grid(rows), layout.threads, 0, s>>>(
-                        x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
+                    <<<grid, layout.threads, 0, s>>>(x, x_stride, residual, res_stride, weight, out,
+                                                     scaling, rows, hidden, e);
             else
                 rms_norm_fp8_held_kernel<T, W, kNV, kThreads, kAdd, kDynamic>
-                    <<<rows_grid(rows), layout.threads, 0, s>>>(
-                        x, x_stride, residual, res_stride, weight, out, scaling, rows, hidden, e);
+                    <<<grid, layout.threads, 0, s>>>(x, x_stride, residual, res_stride, weight, out,
+                                                     scaling, rows, hidden, e);
         }))
         return int(cudaGetLastError());
     rms_norm_fp8_generic_kernel<T, W, kAdd, kDynamic><<<rows_grid(rows), kGenericThreads, 0, s>>>(
