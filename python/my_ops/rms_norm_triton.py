@@ -12,6 +12,12 @@ copied first. my_ops imports this module on the first use of
 my_ops.triton_rms_norm: import it before torch.export.load of a program that
 calls the ops. Forward-mode AD is refused (in the op body: a triton_op's
 Autograd kernel cannot be replaced, and torch's would drop the tangent).
+
+Two roads to the same kernels: torch.compile, torch.export, torch.func and
+torch.ops calls go through the op; an eager call of my_ops.triton_rms_norm
+on plain CUDA tensors launches them from one autograd.Function (_Eager),
+because the op's Python layers cost more host time than the kernels take
+("the eager road" below).
 """
 
 from __future__ import annotations
@@ -257,10 +263,10 @@ def _apply(function, op, *args):
 # torch.library custom op whose body inductor can read. Each eager call
 # through it pays for layers a plain Python program does not need: the custom
 # op's Python dispatch and autograd kernel, triton_op's own layer, and on top
-# the autograd.Function that torch.func needs (_FORWARD). Measured on the
-# H100's host at [8, 4096, 4096] bf16: 905 us of host time per forward +
-# backward through that road, against ~360 us of kernel time, so the GPU
-# waited on Python (benchmarks/NOTES.md, "Triton RMSNorm").
+# the autograd.Function that torch.func needs (_FORWARD). On the H100's host
+# a forward + backward through that road took more host time than its kernels
+# take on the GPU, so a training step's GPU waited on Python (benchmarks/NOTES.md,
+# "Triton RMSNorm"; benchmarks/tuning/triton_host.py times each piece).
 #
 # So an eager call on plain CUDA tensors takes a second road: one
 # autograd.Function (_Eager) whose forward and backward launch the same
@@ -278,7 +284,6 @@ def _apply(function, op, *args):
 # tensors take the op's road, whose body computes shapes only).
 _EAGER_DEVICES = ("cuda", "cpu") if _INTERPRET else ("cuda",)
 _FORWARD_OP = torch.ops.my_ops.triton_rms_norm.default
-_BACKWARD_OP = torch.ops.my_ops.triton_rms_norm_backward.default
 
 
 class _Eager(torch.autograd.Function):
@@ -289,9 +294,7 @@ class _Eager(torch.autograd.Function):
     def forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
         return _launch_forward(x, weight, eps, wrap=_as_is)  # (checked by the caller)
 
-    @staticmethod
-    def setup_context(ctx, inputs, output) -> None:
-        _rms_norm_setup(ctx, inputs, output)
+    setup_context = staticmethod(_rms_norm_setup)  # (saves x, weight and eps, as the op's autograd does)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
