@@ -12,6 +12,12 @@ copied first. my_ops imports this module on the first use of
 my_ops.triton_rms_norm: import it before torch.export.load of a program that
 calls the ops. Forward-mode AD is refused (in the op body: a triton_op's
 Autograd kernel cannot be replaced, and torch's would drop the tangent).
+
+Two roads to the same kernels: torch.compile, torch.export, torch.func and
+torch.ops calls go through the op; an eager call of my_ops.triton_rms_norm
+on plain CUDA tensors launches them from one autograd.Function (_Eager),
+because the op's Python layers cost more host time than the kernels take
+("the eager road" below).
 """
 
 from __future__ import annotations
@@ -64,10 +70,24 @@ def _eps_argument(eps: float, x: Tensor):
 
 
 def _on_device(x: Tensor):
-    """Launch on x's GPU: Triton launches on the current device and its stream."""
-    if x.device.type == "cuda" and torch.cuda.is_available():
+    """Launch on x's GPU: Triton launches on the current device and its stream,
+    so a tensor on another GPU switches devices for the launch. (Asked this
+    way, not with torch.cuda.is_available() and a device guard on every call:
+    host time. CUDA is initialized wherever a real CUDA tensor exists; a fake
+    one, traced on a machine without a GPU, launches nothing.)"""
+    if x.is_cuda and torch.cuda.is_initialized() and x.get_device() != torch.cuda.current_device():
         return torch.cuda.device(x.device)
     return contextlib.nullcontext()
+
+
+@functools.cache
+def _cached_layout(cols: int) -> tuple[int, int, int]:
+    return _layout(cols)
+
+
+def _layout_of(cols) -> tuple[int, int, int]:
+    """_layout, computed once per width (a symbolic width, while tracing, each time)."""
+    return _cached_layout(cols) if type(cols) is int else _layout(cols)
 
 
 def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | None = None) -> None:
@@ -85,7 +105,8 @@ def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | No
         if t.device != x.device:
             fail(f"expected {name} to be on the same device as x ({x.device}), but got {t.device}")
     # the weight as my_ops.rms_norm takes it: x's dtype or wider (a float32 weight beside bf16 x)
-    _rules.check_dtype(op, "weight", weight, "x", x, or_wider=True)
+    if weight.dtype != x.dtype:
+        _rules.check_dtype(op, "weight", weight, "x", x, or_wider=True)
     if x.dim() < 1:
         fail("expected x to have at least 1 dimension, but got a 0-D tensor")
     if weight.dim() != 1 or weight.shape[0] != x.shape[-1]:
@@ -103,46 +124,70 @@ def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | No
             fail(f"expected grad_out to have the same dtype as x ({x.dtype}), but got {grad_out.dtype}")
 
 
+def _traceable(kernel):
+    """The kernel as the op bodies launch it: through wrap_triton, so that
+    torch.compile and torch.export trace the launch (eagerly wrap_triton hands
+    back the kernel itself); Triton's interpreter takes the kernel as it is."""
+    return kernel if _INTERPRET else wrap_triton(kernel)
+
+
+def _as_is(kernel):
+    """The kernel as the eager road launches it: plain Triton, nothing traced."""
+    return kernel
+
+
+def _launch_forward(x: Tensor, weight: Tensor, eps: float, wrap=_traceable) -> Tensor:
+    """The forward once its arguments are checked: output allocated, kernel launched."""
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    cols = x.shape[-1]
+    rows = x.numel() // cols if cols else 0
+    if rows and cols and x.device.type != "meta":  # meta: shapes only
+        block_m, block_n, warps = _layout_of(cols)
+        with _on_device(x):
+            wrap(_forward_kernel)[(_cdiv(rows, block_m),)](
+                x, weight.contiguous(), y, rows, cols, _eps_argument(eps, x), BLOCK_M=block_m, BLOCK_N=block_n,
+                FP64=x.dtype == torch.float64, num_warps=warps)
+    return y
+
+
+def _launch_backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float, wrap=_traceable,
+                     weight_grad: bool = True) -> tuple[Tensor, Tensor | None]:
+    """The backward once its arguments are checked: grad_x, and grad_weight
+    (None where weight_grad is False: the per-program partials are not summed)."""
+    x, grad_out = x.contiguous(), grad_out.contiguous()
+    grad_x = torch.empty_like(x)
+    cols = x.shape[-1]
+    rows = x.numel() // cols if cols else 0
+    if not (rows and cols) or x.device.type == "meta":
+        return grad_x.zero_(), torch.zeros_like(weight) if weight_grad else None
+    block_m, block_n, warps = _layout_of(cols)
+    sms = _programs_per_sm(x.device.index or 0) if x.device.type == "cuda" else 4
+    programs, rows_per_program = _backward_grid(rows, block_m, warps, sms)
+    acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+    partial = torch.empty((programs, cols), dtype=acc, device=x.device)
+    with _on_device(x):
+        wrap(_backward_kernel)[(programs,)](
+            grad_out, x, weight.contiguous(), grad_x, partial, rows, cols, _eps_argument(eps, x), rows_per_program,
+            _cdiv(rows_per_program, block_m),
+            BLOCK_M=block_m, BLOCK_N=block_n, FP64=x.dtype == torch.float64, num_warps=warps)
+    return grad_x, partial.sum(0).to(weight.dtype) if weight_grad else None
+
+
 @triton_op("my_ops::triton_rms_norm", mutates_args=())
 def _forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
     # Also the fake kernel: triton_op runs this body under FakeTensorMode
     # (the launch is then traced, not run), so the checks hold there too.
     _check("triton_rms_norm", x, weight, eps)
     _refuse_dual(torch.ops.my_ops.triton_rms_norm.default, x, weight)
-    x = x.contiguous()
-    y = torch.empty_like(x)
-    cols = x.shape[-1]
-    rows = x.numel() // cols if cols else 0
-    if rows and cols and x.device.type != "meta":  # meta: shapes only
-        block_m, block_n, warps = _layout(cols)
-        with _on_device(x):
-            (_forward_kernel if _INTERPRET else wrap_triton(_forward_kernel))[(_cdiv(rows, block_m),)](
-                x, weight.contiguous(), y, rows, cols, _eps_argument(eps, x), BLOCK_M=block_m, BLOCK_N=block_n,
-                FP64=x.dtype == torch.float64, num_warps=warps)
-    return y
+    return _launch_forward(x, weight, eps)
 
 
 @triton_op("my_ops::triton_rms_norm_backward", mutates_args=())
 def _backward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
     _check("triton_rms_norm_backward", x, weight, eps, grad_out)
     _refuse_dual(torch.ops.my_ops.triton_rms_norm_backward.default, grad_out, x, weight)
-    x, grad_out = x.contiguous(), grad_out.contiguous()
-    grad_x = torch.empty_like(x)
-    cols = x.shape[-1]
-    rows = x.numel() // cols if cols else 0
-    acc = torch.float64 if x.dtype == torch.float64 else torch.float32
-    if not (rows and cols) or x.device.type == "meta":
-        return grad_x.zero_(), torch.zeros_like(weight)
-    block_m, block_n, warps = _layout(cols)
-    sms = _programs_per_sm(x.device.index or 0) if x.device.type == "cuda" else 4
-    programs, rows_per_program = _backward_grid(rows, block_m, warps, sms)
-    partial = torch.empty((programs, cols), dtype=acc, device=x.device)
-    with _on_device(x):
-        (_backward_kernel if _INTERPRET else wrap_triton(_backward_kernel))[(programs,)](
-            grad_out, x, weight.contiguous(), grad_x, partial, rows, cols, _eps_argument(eps, x), rows_per_program,
-            _cdiv(rows_per_program, block_m),
-            BLOCK_M=block_m, BLOCK_N=block_n, FP64=x.dtype == torch.float64, num_warps=warps)
-    return grad_x, partial.sum(0).to(weight.dtype)
+    return _launch_backward(grad_out, x, weight, eps)
 
 
 def _backward_grid(rows: int, block_m: int, warps: int, sms: int) -> tuple[int, int]:
@@ -202,15 +247,84 @@ _BACKWARD = _function(torch.ops.my_ops.triton_rms_norm_backward.default, _setup_
 
 
 def _apply(function, op, *args):
-    """op(*args), through `function` eagerly: torch.func's transforms (grad, vjp,
-    jacrev, hessian) need its setup_context, which the Autograd kernel that
-    triton_op registers lacks (pytorch#168393); compiled code calls the op.
-    With grad mode off nothing is recorded, so the op is called directly:
-    the backward of a plain .backward() (torch.func's transforms run theirs
-    with grad mode on) and no_grad calls skip the Function's host time."""
+    """op(*args) on the dispatcher's road, through `function` eagerly: torch.func's
+    transforms (grad, vjp, jacrev, hessian) need its setup_context, which the
+    Autograd kernel that triton_op registers lacks (pytorch#168393); compiled
+    code calls the op. With grad mode off nothing is recorded, so the op is
+    called directly (torch.func's transforms run their backward with grad mode on)."""
     if torch.compiler.is_compiling() or not torch.is_grad_enabled():
         return op(*args)
     return function.apply(*args)
+
+
+# ------------------------------------------------------------------ the eager road
+#
+# The op above is what torch.compile, torch.export and torch.func see: a
+# torch.library custom op whose body inductor can read. Each eager call
+# through it pays for layers a plain Python program does not need: the custom
+# op's Python dispatch and autograd kernel, triton_op's own layer, and on top
+# the autograd.Function that torch.func needs (_FORWARD). On the H100's host
+# a forward + backward through that road took more host time than its kernels
+# take on the GPU, so a training step's GPU waited on Python (benchmarks/NOTES.md,
+# "Triton RMSNorm"; benchmarks/tuning/triton_host.py times each piece).
+#
+# So an eager call on plain CUDA tensors takes a second road: one
+# autograd.Function (_Eager) whose forward and backward launch the same
+# kernels directly, with the same checks and the same launch code
+# (_launch_forward, _launch_backward). It is still safe under torch.func:
+# torch.func runs a Function's forward only once every transform is peeled
+# off (plain tensors again), its vmap rule hands the batch to the op's road,
+# and a backward that must itself be differentiable (create_graph, torch.func)
+# takes the op's road too. What the eager road does not show is the op: a
+# TorchDispatchMode (make_fx with real tensors, FlopCounterMode) sees the
+# kernels' tensor allocations but not my_ops::triton_rms_norm; call
+# torch.ops.my_ops.triton_rms_norm to trace it that way.
+
+# Devices whose plain tensors take the eager road (the kernels run there; meta
+# tensors take the op's road, whose body computes shapes only).
+_EAGER_DEVICES = ("cuda", "cpu") if _INTERPRET else ("cuda",)
+_FORWARD_OP = torch.ops.my_ops.triton_rms_norm.default
+
+
+class _Eager(torch.autograd.Function):
+    """my_ops.triton_rms_norm on plain tensors outside torch.compile: the kernels
+    launched from the Function itself, no custom-op layers (see above)."""
+
+    @staticmethod
+    def forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+        return _launch_forward(x, weight, eps, wrap=_as_is)  # (checked by the caller)
+
+    setup_context = staticmethod(_rms_norm_setup)  # (saves x, weight and eps, as the op's autograd does)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        x, weight = ctx.saved_tensors
+        if torch.is_grad_enabled() or type(grad) is not Tensor:
+            # a backward that is itself recorded (create_graph=True, torch.func's
+            # transforms) or an unusual gradient: the op's differentiable road
+            return _autograd_backward(ctx, grad)
+        # (autograd hands a gradient of the output's shape and dtype, on its device)
+        grad_x, grad_weight = _launch_backward(grad, x, weight, ctx.eps, wrap=_as_is,
+                                               weight_grad=ctx.needs_input_grad[1])
+        return (grad_x if ctx.needs_input_grad[0] else None, grad_weight, None)
+
+    @staticmethod
+    def jvp(ctx, *tangents):  # no forward-mode formula (torch.func.jvp, jacfwd, hessian)
+        raise _runtime._forward_ad_error(_FORWARD_OP)
+
+    @staticmethod
+    def vmap(info, in_dims, x, weight, eps):
+        """Under torch.func.vmap: the op's road, batched by the op's own rule
+        (register_batching: one launch over every sample's rows)."""
+        def one_sample(x, weight):
+            return _apply(_FORWARD, _FORWARD_OP, x, weight, eps)
+
+        batched = torch.vmap(one_sample, in_dims=tuple(in_dims[:2]), randomness=info.randomness)
+        return batched(x, weight), 0
+
+
+# (as in _function: Function.apply binds the arguments to forward's signature on every call)
+_Eager.forward.__signature__ = inspect.signature(_Eager.forward)
 
 
 def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
@@ -223,4 +337,14 @@ def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tens
     dtype's machine epsilon. Differentiable in x and weight (higher orders
     through torch ops); forward-mode AD is refused, as in my_ops.rms_norm.
     """
-    return _apply(_FORWARD, torch.ops.my_ops.triton_rms_norm.default, x, weight, _eps("triton_rms_norm", x, eps))
+    if type(eps) is not float:  # (a float is the common case: a call less)
+        eps = _eps("triton_rms_norm", x, eps)
+    if (type(x) is Tensor and type(weight) is Tensor and type(eps) is float and x.device.type in _EAGER_DEVICES
+            and not torch.compiler.is_compiling()):
+        # the eager road (see _Eager): the op body's checks, then the kernels
+        _check("triton_rms_norm", x, weight, eps)
+        if _torch_compat.forward_ad_active((x, weight)):
+            raise _runtime._forward_ad_error(_FORWARD_OP)
+        return _Eager.apply(x, weight, eps)
+    # compiling, exporting, tensor subclasses (DTensor, fake and functional tensors), meta tensors
+    return _apply(_FORWARD, _FORWARD_OP, x, weight, eps)

@@ -222,6 +222,75 @@ def test_forward_mode_ad_refused():
             my_ops.triton_rms_norm(dual, weight)
 
 
+# ------------------------------------------------- the eager road and the op's road
+# my_ops.triton_rms_norm on plain tensors outside torch.compile launches the
+# kernels from one autograd.Function (rms_norm_triton._Eager) instead of the
+# custom op's layers (host time: benchmarks/NOTES.md); compiled code, torch.func
+# and torch.ops take the op. Both roads must give the same bits.
+
+@needs_kernels
+@pytest.mark.parametrize("x_dtype, weight_dtype", [(torch.float32, torch.float32), (torch.bfloat16, torch.bfloat16),
+                                                   (torch.bfloat16, torch.float32), (torch.float64, torch.float64)],
+                         ids=str)
+def test_eager_road_gives_the_ops_bits(x_dtype, weight_dtype):
+    """Forward and backward through the Python API against the op and its
+    backward op called through torch.ops: the same bits, rows read from a wider
+    tensor and a gradient that is not contiguous (a broadcast one, as .sum() gives)."""
+    x = make_input((7, 3, 96), x_dtype, DEVICE, "sliced_odd").requires_grad_()
+    weight = make_input((96,), weight_dtype, DEVICE, low=0.5, high=1.5).requires_grad_()
+    eps = float(torch.empty(()).uniform_(1e-6, 1e-3))
+    out = my_ops.triton_rms_norm(x, weight, eps)
+    assert out.grad_fn.name() == "_EagerBackward"  # the eager road was taken
+    assert torch.equal(out, OPS.triton_rms_norm(x.detach(), weight.detach(), eps))
+    assert_matches(out, reference.rms_norm(x.detach(), weight.detach(), eps), x_dtype)
+    grad = make_input((96,), x_dtype, DEVICE).expand(7, 3, 96)
+    got = torch.autograd.grad(out, (x, weight), grad)
+    want = OPS.triton_rms_norm_backward(grad, x.detach(), weight.detach(), eps)
+    assert got[0].dtype == x_dtype and got[1].dtype == weight_dtype
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+@needs_kernels
+@pytest.mark.parametrize("needs", ["x", "weight"])
+def test_eager_road_one_input_requiring_grad(needs):
+    """A frozen weight (or a frozen x): the other gradient is right and the frozen one is not computed."""
+    x, weight = _inputs((5, 64), torch.float64)
+    x_, w_ = x.clone().requires_grad_(needs == "x"), weight.clone().requires_grad_(needs == "weight")
+    my_ops.triton_rms_norm(x_, w_, 1e-6).square().sum().backward()
+    x64, w64 = x.clone().requires_grad_(), weight.clone().requires_grad_()
+    reference.rms_norm(x64, w64, 1e-6).square().sum().backward()
+    got, want, frozen = (x_, x64, w_) if needs == "x" else (w_, w64, x_)
+    torch.testing.assert_close(got.grad, want.grad, rtol=1e-9, atol=1e-9)
+    assert frozen.grad is None
+
+
+@needs_kernels
+def test_eager_road_under_inference_mode_and_no_grad():
+    x, weight = _inputs((4, 3, 80), torch.float32)
+    want = reference.rms_norm(x, weight, 1e-6)
+    with torch.inference_mode():
+        assert_matches(my_ops.triton_rms_norm(x, weight, 1e-6), want, torch.float32)
+    with torch.no_grad():
+        out = my_ops.triton_rms_norm(x.requires_grad_(), weight, 1e-6)
+    assert out.grad_fn is None and not out.requires_grad
+    assert_matches(out, want, torch.float32)
+
+
+@needs_kernels
+def test_torch_func_over_plain_tensors():
+    """Under torch.func.grad, a call whose own arguments are plain tensors (captured,
+    not differentiated) still takes part: the gradient flows through its output."""
+    x, weight = _inputs((3, 16), torch.float64)
+    scale = make_input((16,), torch.float64, DEVICE)
+
+    def loss(fn):
+        return lambda s: (fn(x, weight, 1e-6) * s).square().sum()
+
+    got = torch.func.grad(loss(my_ops.triton_rms_norm))(scale)
+    want = torch.func.grad(loss(reference.rms_norm))(scale)
+    torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+
+
 # ------------------------------------------------------------ bad input
 @pytest.mark.smoke
 @pytest.mark.parametrize("call, message", [
