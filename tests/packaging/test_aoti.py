@@ -252,6 +252,18 @@ def test_kernel_library_knows_its_version():
     assert problem(my_ops.build_info.version.encode(), None) == b""  # (None: its own version)
 
 
+@pytest.mark.parametrize("package, library", [
+    ("1.0.0rc1", "1.0.0"), ("1.0.0", "1.0.0a1"), ("1.99999999999999999999.0", "1.0.0"), ("1.0", "1.0.0"),
+    ("1.0.0.dev", "1.0.0"), ("1.0.0.dev1.post1", "1.0.0"), ("", "1.0.0")])
+def test_kernel_library_refuses_a_version_it_cannot_order(package, library):
+    """Only the forms my_ops makes (X.Y.Z, X.Y.Z.devN) are ordered: any other is
+    refused, naming it, rather than read as some release."""
+    _, problem = _library_functions()
+    answer = problem(package.encode(), library.encode()).decode()
+    unreadable = package if package != "1.0.0" else library
+    assert f": {unreadable} is not a version my_ops makes (X.Y.Z or X.Y.Z.devN)" in answer, answer
+
+
 @pytest.mark.parametrize("package, library, served", VERSION_PAIRS)
 def test_kernel_library_says_which_packages_it_serves(package, library, served):
     _, problem = _library_functions()
