@@ -276,6 +276,54 @@ def test_kernel_library_says_which_packages_it_serves(package, library, served):
                                  "version, at least as new"), answer
 
 
+@pytest.mark.parametrize("recorded", ["newer-minor", "next-major"])
+def test_check_package_refuses_a_package_this_my_ops_may_not_serve(cpu_package, tmp_path, recorded):
+    """my_ops.check_package, in Python, by the library's rule, naming both versions."""
+    major, minor, _ = _release()
+    version = {"newer-minor": f"{major}.{minor + 1}.0", "next-major": f"{major + 1}.0.0"}[recorded]
+    package = _recording(cpu_package.path, version, tmp_path)
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"my_ops.check_package: {package}: the package was compiled with my_ops {version}, but the kernel "
+            f"library is my_ops {my_ops.build_info.version}")):
+        my_ops.check_package(package)
+
+
+def test_check_package_passes_a_package_this_my_ops_serves(cpu_package, tmp_path):
+    """The session's package, and one of an older release of this major version;
+    the version check_package reads is the one torch's loader reports."""
+    my_ops.check_package(cpu_package.path)
+    my_ops.check_package(_recording(cpu_package.path, f"{_release()[0]}.0.0", tmp_path))
+    loaded = torch._inductor.aoti_load_package(str(cpu_package.path))
+    assert my_ops._package_check.package_version(cpu_package.path) == loaded.get_metadata()["my_ops_version"]
+    with pytest.warns(UserWarning, match="does not record the my_ops version that compiled it"):
+        my_ops.check_package(_recording(cpu_package.path, None, tmp_path))
+
+
+def test_check_package_reads_the_metadata_without_loading_the_model(tmp_path):
+    """An archive of the metadata alone (no compiled model, nothing torch could
+    load): checked all the same, before any op lookup."""
+    major, minor, _ = _release()
+    path = tmp_path / "metadata_only.pt2"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("metadata_only/data/aotinductor/model/x.wrapper_metadata.json",
+                         json.dumps({"my_ops_version": f"{major}.{minor + 1}.0", "AOTI_DEVICE_KEY": "cpu"}))
+    with pytest.raises(RuntimeError, match=f"compiled with my_ops {major}.{minor + 1}.0"):
+        my_ops.check_package(path)
+    with pytest.raises(ValueError, match="holds no AOTInductor model named 'other'"):
+        my_ops.check_package(path, "other")
+
+
+def test_fresh_python_process_refuses_a_package_of_a_newer_my_ops(cpu_package, tmp_path):
+    """aoti_fresh_process.py checks the package (my_ops.check_package) before loading it."""
+    major, minor, _ = _release()
+    newer = copy.copy(cpu_package)
+    newer.path = _recording(cpu_package.path, f"{major}.{minor + 1}.0", tmp_path)
+    result, _ = _fresh_python(newer, tmp_path)
+    assert result.returncode == 3, f"{result.stdout}\n{result.stderr[-3000:]}"
+    assert f"refused: my_ops.check_package: {newer.path}: the package was compiled with my_ops" in result.stdout
+    assert "step: loaded" not in result.stdout
+
+
 def _docs_serve_program(tmp_path: Path) -> Path:
     """docs/deploying.md's serve.cpp, built as the runner is, for this package:
     the CPU for CUDA, the hidden size of aoti_model's block for 4096."""
