@@ -83,7 +83,8 @@ template <int NV, int kMax> void held(const Shape &s) {
     // in place on y, with x as the residual: values stay bounded
     s.report("add", name, time_us([&] {
                  held_add_kernel<bf16, bf16, NV, kMax><<<rows_grid(s.rows), threads>>>(
-                     s.y, s.hidden, s.residual, s.hidden, s.weight, s.rows, s.hidden, 1e-6f);
+                     s.y, s.hidden, s.residual, s.hidden, s.residual, s.hidden, s.weight, s.y,
+                     s.hidden, s.rows, s.hidden, 1e-6f);
              }),
              4, 0);
 }
@@ -107,7 +108,8 @@ template <int NV, int kMax> void covering(const Shape &s) {
     s.report("rms", name, us, 2, max_diff(s.y, s.y_launcher, s.n()));
     s.report("add", name, time_us([&] {
                  unaligned_add_kernel<bf16, bf16, NV, kMax><<<grid, threads, shared>>>(
-                     s.y, s.hidden, s.residual, s.hidden, s.weight, s.rows, s.hidden, 1e-6f);
+                     s.y, s.hidden, s.residual, s.hidden, s.residual, s.hidden, s.weight, s.y,
+                     s.hidden, s.rows, s.hidden, 1e-6f);
              }),
              4, 0);
 }
@@ -133,14 +135,15 @@ void sweep_shape(int64_t rows, int64_t hidden) {
         std::printf("[%ld, %ld] bf16%s\n", s.rows, hidden,
                     odd ? " (odd width: covering vectors)" : "");
         const float us = time_us([&] {
-            rms_norm_rows<bf16, bf16, false>(s.x, hidden, nullptr, 0, s.weight, s.y_launcher,
-                                             s.rows, hidden, 1e-6, nullptr);
+            rms_norm_rows<bf16, bf16, false>(s.x, hidden, nullptr, 0, nullptr, 0, s.weight,
+                                             s.y_launcher, hidden, s.rows, hidden, 1e-6, nullptr);
         });
         s.report("rms", "launcher", us, 2, 0);
         CHECK(cudaMemcpy(s.y, s.x, s.n() * 2, cudaMemcpyDeviceToDevice));
         s.report("add", "launcher", time_us([&] {
-                     rms_norm_rows<bf16, bf16, true>(s.y, hidden, s.residual, hidden, s.weight, s.y,
-                                                     s.rows, hidden, 1e-6, nullptr);
+                     rms_norm_rows<bf16, bf16, true>(s.y, hidden, s.residual, hidden, s.residual,
+                                                     hidden, s.weight, s.y, hidden, s.rows, hidden,
+                                                     1e-6, nullptr);
                  }),
                  4, 0);
         if (odd)

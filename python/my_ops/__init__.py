@@ -52,6 +52,7 @@ if _torch_problem is None:
     else:
         _libraries.load_extension(library, __name__)
     from . import families, modules, reference  # noqa: F401
+    from ._package_check import check_package  # noqa: F401  (whether this my_ops serves an AOTInductor package)
 
     # The public names: each op family's __all__ (my_ops/families/<family>.py),
     # one line per family, written out so that IDEs and type checkers see them.
@@ -61,7 +62,7 @@ if _torch_problem is None:
     from .families.matmul import *  # noqa: F403
     from .families.rms_norm import *  # noqa: F403
 
-    __all__ = ["build_info", "library", "reference", "HAVE_TRITON", *families.public()]
+    __all__ = ["build_info", "library", "reference", "HAVE_TRITON", "check_package", *families.public()]
 else:
     __all__ = ["build_info", "library"]
 

@@ -1,4 +1,4 @@
-// short_kernel, mul, muladd and add_out: schemas, argument rules, and each
+// short_kernel, mul, muladd, add_out and its functional form: schemas, argument rules, and each
 // op's CPU and CUDA kernel (registered per dispatch key at the end), which
 // share the checks and the preparation of the arguments.
 #include "../kernels/elementwise.h"
@@ -17,6 +17,17 @@ const OpRules muladd_op("muladd(Tensor a, Tensor b, float c) -> Tensor", "b: lik
 const OpRules add_out_op("add_out(Tensor a, Tensor b, Tensor(a!) out) -> ()",
                          "b: like=a shape=a; out: like=a shape=a written apart_or_same=a "
                          "apart_or_same=b");
+// The same, as a new tensor: a + b. What an exported program calls in place of add_out, then
+// copies into out (python/my_ops/families/elementwise.py): inside an AOTInductor package a
+// refusal then leaves an undefined output, which stops the call, where the in-place op's refusal
+// is only logged (docs/deploying.md). It reads only a and b, but it takes out, the caller's
+// tensor in a package, to hold it to add_out's rules for the copy into it, checked when the
+// package runs: its dtype, shape and device, and its memory apart from a and b unless it is one
+// of them. (Not `written`: the op writes no argument, and under vmap an unbatched out is an
+// expanded view; the route checks add_out's own rules, `written` too, while exporting.)
+const OpRules add_out_functional_op("add_out_functional(Tensor a, Tensor b, Tensor out) -> Tensor",
+                                    "b: like=a shape=a; out: like=a shape=a apart_or_same=a "
+                                    "apart_or_same=b");
 
 // Runs an element-wise CPU kernel, cpu(first element, count), over the
 // contiguous elements of `like` in parallel chunks.
@@ -171,12 +182,39 @@ void add_out_cuda(const Tensor &a, const Tensor &b, Tensor out) {
 }
 #endif
 
+// ---------------------------------------------------- add_out_functional --
+
+Binary prepare_add_out_functional(const Tensor &a, const Tensor &b, const Tensor &out) {
+    add_out_functional_op.check({a, b, out});
+    return binary_operands(a, b);
+}
+
+Tensor add_out_functional_cpu(const Tensor &a, const Tensor &b, const Tensor &out) {
+    Binary o = prepare_add_out_functional(a, b, out);
+    run_elementwise_cpu(add_out_functional_op, a, [&](int64_t i, int64_t n) {
+        return my_ops_add_cpu(o.dt, element_ptr(o.ac, i), element_ptr(o.bc, i),
+                              mutable_element_ptr(o.out, i), n);
+    });
+    return o.out;
+}
+
+#ifdef MY_OPS_WITH_CUDA
+Tensor add_out_functional_cuda(const Tensor &a, const Tensor &b, const Tensor &out) {
+    Binary o = prepare_add_out_functional(a, b, out);
+    run_elementwise_cuda(add_out_functional_op, a, [&](void *stream) {
+        return my_ops_add_cuda(o.dt, o.ac.const_data_ptr(), o.bc.const_data_ptr(),
+                               o.out.mutable_data_ptr(), a.numel(), stream);
+    });
+    return o.out;
+}
+#endif
+
 }  // namespace
 }  // namespace my_ops
 
 MY_OPS_FRAGMENT(m) {
-    for (const auto *op :
-         {&my_ops::short_kernel_op, &my_ops::mul_op, &my_ops::muladd_op, &my_ops::add_out_op})
+    for (const auto *op : {&my_ops::short_kernel_op, &my_ops::mul_op, &my_ops::muladd_op,
+                           &my_ops::add_out_op, &my_ops::add_out_functional_op})
         m.def(op->schema());
 }
 
@@ -185,6 +223,7 @@ MY_OPS_IMPL(CPU, m) {
     m.impl("mul", MY_OPS_KERNEL(my_ops::mul_cpu));
     m.impl("muladd", MY_OPS_KERNEL(my_ops::muladd_cpu));
     m.impl("add_out", MY_OPS_KERNEL(my_ops::add_out_cpu));
+    m.impl("add_out_functional", MY_OPS_KERNEL(my_ops::add_out_functional_cpu));
 }
 
 #ifdef MY_OPS_WITH_CUDA
@@ -193,6 +232,7 @@ MY_OPS_IMPL(CUDA, m) {
     m.impl("mul", MY_OPS_KERNEL(my_ops::mul_cuda));
     m.impl("muladd", MY_OPS_KERNEL(my_ops::muladd_cuda));
     m.impl("add_out", MY_OPS_KERNEL(my_ops::add_out_cuda));
+    m.impl("add_out_functional", MY_OPS_KERNEL(my_ops::add_out_functional_cuda));
 }
 #else
 MY_OPS_IMPL(CUDA, m) {
@@ -201,5 +241,7 @@ MY_OPS_IMPL(CUDA, m) {
     m.impl("mul", MY_OPS_NO_CUDA_KERNEL(my_ops::mul_op, my_ops::mul_cpu));
     m.impl("muladd", MY_OPS_NO_CUDA_KERNEL(my_ops::muladd_op, my_ops::muladd_cpu));
     m.impl("add_out", MY_OPS_NO_CUDA_KERNEL(my_ops::add_out_op, my_ops::add_out_cpu));
+    m.impl("add_out_functional",
+           MY_OPS_NO_CUDA_KERNEL(my_ops::add_out_functional_op, my_ops::add_out_functional_cpu));
 }
 #endif

@@ -24,7 +24,8 @@ const OpRules fused_add_rms_norm_op(
     "fused_add_rms_norm(Tensor(a!) x, Tensor(b!) residual, Tensor weight, float? eps=1e-06) -> ()",
     "x: dim>=1 written; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
-// The same, as new tensors: (x, residual) -> (rms_norm(x + residual), x + residual). What an
+// The same, as new tensors: (x, residual) -> (rms_norm(x + residual), x + residual), its
+// kernels reading x and residual and writing the new tensors (no copies first). What an
 // exported program calls in place of fused_add_rms_norm (python/my_ops/families/rms_norm.py):
 // inside an AOTInductor package a refusal then leaves undefined outputs, which stop the call,
 // where the in-place op's refusal is only logged (docs/deploying.md). It writes neither input,
@@ -204,11 +205,15 @@ std::optional<FusedAdd> prepare_fused_add(const Tensor &x, const Tensor &residua
     return fused_add_of(x, residual, weight);
 }
 
-// A contiguous copy of t, its own memory (contiguous() would return t itself).
-Tensor copy_of(const Tensor &t) {
-    Tensor copy = api::empty(api::sizes_of(t), t.scalar_type(), t);
-    api::copy_(copy, t);
-    return copy;
+// The functional form's results, new contiguous tensors of x's shape: (new x, new residual),
+// which its kernels write from x's and residual's rows, read in place.
+struct FusedAddResults {
+    Tensor new_x, new_residual;
+};
+
+FusedAddResults new_results(const Tensor &x) {
+    return {api::empty(api::sizes_of(x), x.scalar_type(), x),
+            api::empty(api::sizes_of(x), x.scalar_type(), x)};
 }
 
 void copy_back(const FusedAdd &f, Tensor &x, Tensor &residual) {
@@ -239,10 +244,20 @@ std::tuple<Tensor, Tensor> fused_add_rms_norm_functional_cpu(const Tensor &x,
                                                              const Tensor &weight,
                                                              std::optional<double> eps_or_none) {
     fused_add_rms_norm_functional_op.check({x, residual, weight, eps_or_none});
-    Tensor new_x = copy_of(x), new_residual = copy_of(residual);
-    if (std::optional<FusedAdd> f = fused_add_of(new_x, new_residual, weight))
-        run_fused_add_cpu(fused_add_rms_norm_functional_op, *f, eps_value(x, eps_or_none));
-    return {new_x, new_residual};
+    const FusedAddResults out = new_results(x);
+    const std::optional<FusedAdd> f = fused_add_of(x, residual, weight);
+    if (!f) return {out.new_x, out.new_residual};
+    const double eps = eps_value(x, eps_or_none);
+    run_cpu(fused_add_rms_norm_functional_op, f->rows, grain_for(f->hidden),
+            [&](int64_t begin, int64_t end) {
+                return my_ops_fused_add_rms_norm_out_cpu(
+                    f->dt, f->w.dtype, element_ptr(f->xr.tensor, begin * f->xr.stride),
+                    f->xr.stride, element_ptr(f->rr.tensor, begin * f->rr.stride), f->rr.stride,
+                    f->w.tensor.const_data_ptr(), mutable_element_ptr(out.new_x, begin * f->hidden),
+                    f->hidden, mutable_element_ptr(out.new_residual, begin * f->hidden), f->hidden,
+                    end - begin, f->hidden, eps);
+            });
+    return {out.new_x, out.new_residual};
 }
 
 #ifdef MY_OPS_WITH_CUDA
@@ -269,10 +284,18 @@ std::tuple<Tensor, Tensor> fused_add_rms_norm_functional_cuda(const Tensor &x,
                                                               const Tensor &weight,
                                                               std::optional<double> eps_or_none) {
     fused_add_rms_norm_functional_op.check({x, residual, weight, eps_or_none});
-    Tensor new_x = copy_of(x), new_residual = copy_of(residual);
-    if (std::optional<FusedAdd> f = fused_add_of(new_x, new_residual, weight))
-        run_fused_add_cuda(fused_add_rms_norm_functional_op, *f, x, eps_value(x, eps_or_none));
-    return {new_x, new_residual};
+    const FusedAddResults out = new_results(x);
+    const std::optional<FusedAdd> f = fused_add_of(x, residual, weight);
+    if (!f) return {out.new_x, out.new_residual};
+    const double eps = eps_value(x, eps_or_none);
+    run_cuda(fused_add_rms_norm_functional_op, x, [&](void *stream) {
+        return my_ops_fused_add_rms_norm_out_cuda(
+            f->dt, f->w.dtype, f->xr.tensor.const_data_ptr(), f->xr.stride,
+            f->rr.tensor.const_data_ptr(), f->rr.stride, f->w.tensor.const_data_ptr(),
+            out.new_x.mutable_data_ptr(), f->hidden, out.new_residual.mutable_data_ptr(), f->hidden,
+            f->rows, f->hidden, eps, stream);
+    });
+    return {out.new_x, out.new_residual};
 }
 #endif
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -13,22 +14,29 @@
 namespace {
 
 // A version's order, for the versions my_ops makes ("1.2.0", "1.2.1.dev202611270300",
-// "1.2.0+cu130"): major.minor.patch (a missing part counts as 0, the first part that is
-// not a number ends them), then its development stamp, a release after every one of its
-// development versions (PEP 440). The local label ("+cu130") does not count.
-std::array<long long, 4> order_of(const std::string &version) {
+// "1.2.0+cu130"): major.minor.patch, then its development stamp, a release after every one
+// of its development versions (PEP 440). The local label ("+cu130") does not count. None for
+// any other form ("1.2", "1.2.0rc1", a part of more than 18 digits): my_ops makes none
+// (build_support/metadata_provider.py), and an order guessed for one could serve a package
+// with a library it does not fit.
+std::optional<std::array<long long, 4>> order_of(const std::string &version) {
     const std::string public_version = version.substr(0, version.find('+'));
     std::array<long long, 4> order{0, 0, 0, std::numeric_limits<long long>::max()};
     std::istringstream parts(public_version);
     std::string part;
+    auto number = [](const std::string &digits) {
+        return !digits.empty() && digits.size() <= 18 &&
+               digits.find_first_not_of("0123456789") == std::string::npos;
+    };
     for (int i = 0; i < 3; ++i) {
-        if (!std::getline(parts, part, '.') || part.empty() ||
-            part.find_first_not_of("0123456789") != std::string::npos || part.size() > 18)
-            break;
+        if (!std::getline(parts, part, '.') || !number(part)) return std::nullopt;
         order[i] = std::stoll(part);
     }
-    const auto dev = public_version.find(".dev");
-    if (dev != std::string::npos) order[3] = std::atoll(public_version.c_str() + dev + 4);
+    if (std::getline(parts, part, '.')) {  // the development stamp, the last part
+        if (part.rfind("dev", 0) != 0 || !number(part.substr(3)) || parts.peek() != EOF)
+            return std::nullopt;
+        order[3] = std::stoll(part.substr(3));
+    }
     return order;
 }
 
@@ -57,7 +65,12 @@ MY_OPS_API const char *my_ops_package_problem(const char *package_version,
     const std::string library = library_version ? library_version : MY_OPS_VERSION;
     const auto p = order_of(package), l = order_of(library);
     problem.clear();
-    if (p[0] != l[0] || p > l)
+    if (!p || !l)
+        problem = "the package was compiled with my_ops " + package +
+                  ", but the kernel library is my_ops " + library + ": " + (p ? library : package) +
+                  " is not a version my_ops makes (X.Y.Z or X.Y.Z.devN), so the library cannot "
+                  "tell whether it serves the package (recompile the package with this my_ops)";
+    else if ((*p)[0] != (*l)[0] || *p > *l)
         problem = "the package was compiled with my_ops " + package +
                   ", but the kernel library is my_ops " + library +
                   ": a package needs a kernel library of the same major version, at least as "

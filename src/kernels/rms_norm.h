@@ -48,6 +48,19 @@ int my_ops_fused_add_rms_norm_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype,
                                   int64_t x_stride, void *residual, int64_t residual_stride,
                                   const void *weight, int64_t rows, int64_t hidden, double eps);
 
+/*
+ * The same into other rows: residual_out = x + residual (rounded to dtype);
+ * y = rms_norm(residual_out, weight, eps). y and residual_out are either x and
+ * residual themselves with their strides (the in-place form above) or memory
+ * apart from x and residual (fused_add_rms_norm_functional's new tensors).
+ */
+int my_ops_fused_add_rms_norm_out_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                                      int64_t x_stride, const void *residual,
+                                      int64_t residual_stride, const void *weight, void *y,
+                                      int64_t y_stride, void *residual_out,
+                                      int64_t residual_out_stride, int64_t rows, int64_t hidden,
+                                      double eps);
+
 /* --------------------------------------------------------------- CUDA -- */
 
 int my_ops_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
@@ -73,6 +86,14 @@ int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype
                                    int64_t x_stride, void *residual, int64_t residual_stride,
                                    const void *weight, int64_t rows, int64_t hidden, double eps,
                                    void *stream);
+
+/* my_ops_fused_add_rms_norm_out_cpu's contract, on CUDA */
+int my_ops_fused_add_rms_norm_out_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                                       int64_t x_stride, const void *residual,
+                                       int64_t residual_stride, const void *weight, void *y,
+                                       int64_t y_stride, void *residual_out,
+                                       int64_t residual_out_stride, int64_t rows, int64_t hidden,
+                                       double eps, void *stream);
 
 MY_OPS_EXTERN_C_END
 

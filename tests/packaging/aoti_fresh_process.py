@@ -8,7 +8,8 @@ DEVICE: where the inputs go ("cpu", "cuda", "cuda:1"). Options:
   --device-index N        aoti_load_package(..., device_index=N)
 INPUTS: tensors saved with torch.save, [x, residual] per call; OUTPUTS gets,
 per call, the output, then x and residual after the call, on the CPU.
-Exits 0 when every call ran; on a refused load prints "refused: <error>" and exits 3.
+Exits 0 when every call ran; on a refused load (my_ops.check_package's refusal
+too) prints "refused: <error>" and exits 3.
 
 tests/packaging/test_aoti.py runs it; it is also the diagnostic to run by hand.
 """
@@ -38,11 +39,13 @@ def main() -> int:
 
     step(f"import torch {torch.__version__}: CUDA {torch.version.cuda}, "
          f"{torch.cuda.device_count() if torch.cuda.is_available() else 0} GPU(s)")
-    if not args.no_import_my_ops:
-        import my_ops  # registers the ops the package calls
-
-        step(f"import my_ops {my_ops.__version__} from {my_ops.__file__} ({my_ops.library.label} library)")
     try:
+        if not args.no_import_my_ops:
+            import my_ops  # registers the ops the package calls
+
+            step(f"import my_ops {my_ops.__version__} from {my_ops.__file__} ({my_ops.library.label} library)")
+            my_ops.check_package(args.package)  # before loading: whether this my_ops serves the package
+            step("my_ops serves the package")
         model = torch._inductor.aoti_load_package(args.package, device_index=args.device_index)
     except RuntimeError as error:
         print(f"refused: {error}", flush=True)

@@ -6,6 +6,8 @@ The block: RMSNorm -> linear -> SiluAndMul -> linear, then fused_add_rms_norm,
 which adds the result into the residual stream (an input, updated in place)
 and normalizes it in place; with `triton_head`, the Triton RMSNorm over that
 (a CUDA package). Its batch and sequence dimensions are dynamic in the package.
+AddOutStep, a model whose my_ops op (add_out) writes an input and returns
+nothing, is packaged alike (its rows dynamic).
 """
 
 from __future__ import annotations
@@ -82,3 +84,26 @@ def package_metadata() -> dict[str, str]:
     """What a package of my_ops ops records (docs/deploying.md): the my_ops version
     that compiled it, which the serving program checks against its kernel library's."""
     return {"my_ops_version": my_ops.__version__}
+
+
+class AddOutStep(nn.Module):
+    """add_out into an input (out), read afterwards: its result and the out it wrote."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        my_ops.add_out(a, b, out)
+        return out * 2
+
+
+def add_out_inputs(rows: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(a, b, out): out of NaNs, so a call that leaves it unwritten shows."""
+    return (torch.randn(rows, HIDDEN, device=device), torch.randn(rows, HIDDEN, device=device),
+            torch.full((rows, HIDDEN), float("nan"), device=device))
+
+
+def compile_add_out_package(path: Path, device: str = "cpu") -> Path:
+    """AddOutStep with a dynamic row count shared by a, b and out, compiled as compile_package does."""
+    rows = torch.export.Dim("rows", min=1, max=MAX_BATCH)
+    with torch.no_grad():
+        program = torch.export.export(AddOutStep(), add_out_inputs(4, device), dynamic_shapes=({0: rows},) * 3)
+        return Path(torch._inductor.aoti_compile_and_package(program, package_path=str(path), inductor_configs={
+            "aot_inductor.metadata": package_metadata(), "aot_inductor.compile_wrapper_opt_level": "O0"}))

@@ -30,7 +30,16 @@ import torch
 from torch.utils import cpp_extension
 
 import my_ops
-from aoti_model import HIDDEN, MLPBlock, compile_package, example_inputs, reference_forward
+from aoti_model import (
+    HIDDEN,
+    AddOutStep,
+    MLPBlock,
+    add_out_inputs,
+    compile_add_out_package,
+    compile_package,
+    example_inputs,
+    reference_forward,
+)
 from conftest import assert_matches
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,6 +252,18 @@ def test_kernel_library_knows_its_version():
     assert problem(my_ops.build_info.version.encode(), None) == b""  # (None: its own version)
 
 
+@pytest.mark.parametrize("package, library", [
+    ("1.0.0rc1", "1.0.0"), ("1.0.0", "1.0.0a1"), ("1.99999999999999999999.0", "1.0.0"), ("1.0", "1.0.0"),
+    ("1.0.0.dev", "1.0.0"), ("1.0.0.dev1.post1", "1.0.0"), ("", "1.0.0")])
+def test_kernel_library_refuses_a_version_it_cannot_order(package, library):
+    """Only the forms my_ops makes (X.Y.Z, X.Y.Z.devN) are ordered: any other is
+    refused, naming it, rather than read as some release."""
+    _, problem = _library_functions()
+    answer = problem(package.encode(), library.encode()).decode()
+    unreadable = package if package != "1.0.0" else library
+    assert f": {unreadable} is not a version my_ops makes (X.Y.Z or X.Y.Z.devN)" in answer, answer
+
+
 @pytest.mark.parametrize("package, library, served", VERSION_PAIRS)
 def test_kernel_library_says_which_packages_it_serves(package, library, served):
     _, problem = _library_functions()
@@ -253,6 +274,54 @@ def test_kernel_library_says_which_packages_it_serves(package, library, served):
         assert answer.startswith(f"the package was compiled with my_ops {package}, but the kernel library is "
                                  f"my_ops {library}: a package needs a kernel library of the same major "
                                  "version, at least as new"), answer
+
+
+@pytest.mark.parametrize("recorded", ["newer-minor", "next-major"])
+def test_check_package_refuses_a_package_this_my_ops_may_not_serve(cpu_package, tmp_path, recorded):
+    """my_ops.check_package, in Python, by the library's rule, naming both versions."""
+    major, minor, _ = _release()
+    version = {"newer-minor": f"{major}.{minor + 1}.0", "next-major": f"{major + 1}.0.0"}[recorded]
+    package = _recording(cpu_package.path, version, tmp_path)
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"my_ops.check_package: {package}: the package was compiled with my_ops {version}, but the kernel "
+            f"library is my_ops {my_ops.build_info.version}")):
+        my_ops.check_package(package)
+
+
+def test_check_package_passes_a_package_this_my_ops_serves(cpu_package, tmp_path):
+    """The session's package, and one of an older release of this major version;
+    the version check_package reads is the one torch's loader reports."""
+    my_ops.check_package(cpu_package.path)
+    my_ops.check_package(_recording(cpu_package.path, f"{_release()[0]}.0.0", tmp_path))
+    loaded = torch._inductor.aoti_load_package(str(cpu_package.path))
+    assert my_ops._package_check.package_version(cpu_package.path) == loaded.get_metadata()["my_ops_version"]
+    with pytest.warns(UserWarning, match="does not record the my_ops version that compiled it"):
+        my_ops.check_package(_recording(cpu_package.path, None, tmp_path))
+
+
+def test_check_package_reads_the_metadata_without_loading_the_model(tmp_path):
+    """An archive of the metadata alone (no compiled model, nothing torch could
+    load): checked all the same, before any op lookup."""
+    major, minor, _ = _release()
+    path = tmp_path / "metadata_only.pt2"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("metadata_only/data/aotinductor/model/x.wrapper_metadata.json",
+                         json.dumps({"my_ops_version": f"{major}.{minor + 1}.0", "AOTI_DEVICE_KEY": "cpu"}))
+    with pytest.raises(RuntimeError, match=f"compiled with my_ops {major}.{minor + 1}.0"):
+        my_ops.check_package(path)
+    with pytest.raises(ValueError, match="holds no AOTInductor model named 'other'"):
+        my_ops.check_package(path, "other")
+
+
+def test_fresh_python_process_refuses_a_package_of_a_newer_my_ops(cpu_package, tmp_path):
+    """aoti_fresh_process.py checks the package (my_ops.check_package) before loading it."""
+    major, minor, _ = _release()
+    newer = copy.copy(cpu_package)
+    newer.path = _recording(cpu_package.path, f"{major}.{minor + 1}.0", tmp_path)
+    result, _ = _fresh_python(newer, tmp_path)
+    assert result.returncode == 3, f"{result.stdout}\n{result.stderr[-3000:]}"
+    assert f"refused: my_ops.check_package: {newer.path}: the package was compiled with my_ops" in result.stdout
+    assert "step: loaded" not in result.stdout
 
 
 def _docs_serve_program(tmp_path: Path) -> Path:
@@ -360,6 +429,134 @@ def test_loaded_package_writes_inference_tensors_as_eager_would_inside_inference
     assert_matches(residual, want_residual, torch.float32)
     torch.testing.assert_close(out, eager_out, **EAGER_TOLERANCE)
     torch.testing.assert_close(residual, eager_residual, **EAGER_TOLERANCE)
+
+
+# add_out, which writes out and returns nothing, in a package of its own (aoti_model.AddOutStep)
+@pytest.fixture(scope="session")
+def cpu_add_out_package(tmp_path_factory) -> Path:
+    return compile_add_out_package(tmp_path_factory.mktemp("aoti_add_out_cpu") / "add_out.pt2")
+
+
+@pytest.fixture(scope="session")
+def cuda_add_out_package(tmp_path_factory) -> Path:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    return compile_add_out_package(tmp_path_factory.mktemp("aoti_add_out_cuda") / "add_out.pt2", "cuda")
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def add_out_package(request) -> tuple[Path, str]:
+    return request.getfixturevalue(f"{request.param}_add_out_package"), request.param
+
+
+def test_the_add_out_package_calls_its_functional_form(cpu_add_out_package):
+    """add_out returns nothing: the package calls its functional form (one output), whose refusal stops the call."""
+    assert _extern_targets(cpu_add_out_package) == ["my_ops::add_out_functional -> 1"]
+
+
+def _add_out_bad_calls(device: str) -> dict:
+    """Calls eager add_out refuses, with its message: (a, b, out) -> message fragment."""
+    a, b, _ = add_out_inputs(4, device)
+    shared = torch.randn(4 * HIDDEN + 8, device=device)
+    return {
+        "out float64": ((a, b, torch.zeros(4, HIDDEN, dtype=torch.float64, device=device)),
+                        "expected out to have the same dtype as a (torch.float32), but got torch.float64"),
+        "out a row short": ((a, b, torch.zeros(3, HIDDEN, device=device)),
+                            f"expected out to have the same shape as a [4, {HIDDEN}], but got [3, {HIDDEN}]"),
+        "out overlaps a": ((shared[:4 * HIDDEN].view(4, HIDDEN), b, shared[8:].view(4, HIDDEN)),
+                           "out overlaps a without being the same tensor"),
+    }
+
+
+def test_loaded_add_out_package_runs_as_eager(cpu_add_out_package):
+    """Valid calls, out apart or out being a: out and the output as eager's, several row counts.
+    (In this process: the CPU package; the CUDA one runs from the C++ program below, as a
+    fresh Python process may crash loading any package on some GPU machines.)"""
+    path, device = cpu_add_out_package, "cpu"
+    model = torch._inductor.aoti_load_package(str(path))
+    for rows, out_is_a in [(4, False), (1, False), (37, False), (5, True)]:
+        a, b, out = add_out_inputs(rows, device)
+        if out_is_a:
+            out = a
+        want_out = a.double() + b.double()
+        eager_a, eager_b, eager_out = (t.clone() for t in (a, b, out))
+        eager = AddOutStep()(eager_a, eager_b, eager_a if out_is_a else eager_out)
+        result = model(a, b, out)
+        assert_matches(out, want_out, torch.float32)
+        assert_matches(result, 2 * want_out, torch.float32)
+        torch.testing.assert_close(result, eager, **EAGER_TOLERANCE)
+        torch.testing.assert_close(out, eager_a if out_is_a else eager_out, **EAGER_TOLERANCE)
+
+
+@pytest.mark.parametrize("case", ["out float64", "out a row short", "out overlaps a"])
+def test_loaded_add_out_package_raises_when_add_out_refuses(cpu_add_out_package, capfd, case):
+    """A call eager add_out refuses raises from the loaded package too (the
+    functional form's refusal leaves its output undefined), out untouched."""
+    path, device = cpu_add_out_package, "cpu"
+    (a, b, out), refusal = _add_out_bad_calls(device)[case]
+    with pytest.raises(RuntimeError, match=re.escape(f"my_ops.add_out: {refusal}")):
+        AddOutStep()(a, b, out)  # eagerly
+    model = torch._inductor.aoti_load_package(str(path))
+    before = [t.clone() for t in (a, b, out)]
+    with pytest.raises(RuntimeError) as raised:
+        model(a, b, out)
+    message = f"my_ops.add_out_functional: {refusal}"
+    assert message in str(raised.value) or message in capfd.readouterr().err
+    assert all(torch.equal(t, t0) for t, t0 in zip((a, b, out), before))
+
+
+def test_cpp_program_runs_the_add_out_package_as_eager(runner, add_out_package, tmp_path):
+    path, device = add_out_package
+    inputs = [t for rows in (4, 1, 9) for t in add_out_inputs(rows)]
+    torch.save(inputs, tmp_path / "inputs.pt")
+    result = subprocess.run(
+        [str(runner), str(_kernel_library()), str(path), str(tmp_path / "inputs.pt"),
+         str(tmp_path / "outputs.pt"), device, "3"], capture_output=True, text=True, env=_library_env(), timeout=300)
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+    results = list(torch.load(tmp_path / "outputs.pt"))
+    for call, (a, b, _) in enumerate(zip(inputs[::3], inputs[1::3], inputs[2::3])):
+        output, a_after, b_after, out_after = results[4 * call:4 * call + 4]
+        want = a.double() + b.double()
+        assert_matches(out_after, want, torch.float32)  # written in place, as eager does
+        assert_matches(output, 2 * want, torch.float32)
+        assert torch.equal(a_after, a) and torch.equal(b_after, b)
+
+
+def test_cpp_program_names_a_loaded_library_that_lacks_an_op(runner, cpu_add_out_package, tmp_path):
+    """The library loaded, of the package's version, but without an op the package
+    calls (a development build older than the package's): the hint says so,
+    rather than ask to load the library."""
+    package = tmp_path / "unknown_op.pt2"
+    with zipfile.ZipFile(cpu_add_out_package) as source, zipfile.ZipFile(package, "w") as target:
+        for entry in source.infolist():
+            data = source.read(entry)
+            if entry.filename.endswith(".wrapper.json"):
+                data = data.replace(b"my_ops::add_out_functional", b"my_ops::add_out_from_the_future")
+            target.writestr(entry, data)
+    torch.save(list(add_out_inputs(2)), tmp_path / "inputs.pt")
+    result = subprocess.run(
+        [str(runner), str(_kernel_library()), str(package), str(tmp_path / "inputs.pt"),
+         str(tmp_path / "outputs.pt"), "cpu", "3"], capture_output=True, text=True, env=_library_env(), timeout=300)
+    assert result.returncode == 1, f"{result.stdout}\n{result.stderr}"
+    assert "Could not find schema for my_ops::add_out_from_the_future" in result.stderr, result.stderr
+    assert (f"hint: the kernel library loaded (my_ops {my_ops.build_info.version}) lacks an op the package calls"
+            in result.stderr), result.stderr
+    assert "before loading the package" not in result.stderr
+
+
+@pytest.mark.parametrize("case", ["out float64", "out a row short"])
+def test_cpp_program_fails_when_add_out_refuses(runner, add_out_package, tmp_path, case):
+    """A bad out: the op refuses; the program fails, rather than return with out unwritten."""
+    path, device = add_out_package
+    (a, b, out), refusal = _add_out_bad_calls("cpu")[case]  # (the program moves them to the device)
+    torch.save([a, b, out], tmp_path / "inputs.pt")
+    result = subprocess.run(
+        [str(runner), str(_kernel_library()), str(path), str(tmp_path / "inputs.pt"),
+         str(tmp_path / "outputs.pt"), device, "3"], capture_output=True, text=True, env=_library_env(), timeout=300)
+    assert result.returncode == 1, f"{result.stdout}\n{result.stderr}"
+    assert f"my_ops.add_out_functional: {refusal}" in result.stderr, result.stderr
+    assert "call 0: ran" not in result.stdout
+    assert not (tmp_path / "outputs.pt").exists()
 
 
 @pytest.mark.parametrize("case, check", [

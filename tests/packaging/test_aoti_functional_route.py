@@ -1,23 +1,47 @@
-"""fused_add_rms_norm's functional route (docs/deploying.md, "When an op refuses
-inside a package"): while exporting, torch's functionalization replaces the
-in-place op by my_ops::fused_add_rms_norm_functional (new x and residual) and
-copies them back, so that inside an AOTInductor package a refusal leaves
-undefined outputs, which stop the call. Whoever calls the op takes it (the
-Python API and torch.ops.my_ops.fused_add_rms_norm alike); torch.compile keeps
-the op in place, with no copies. test_aoti.py runs the package itself.
+"""The functional routes of the ops that write their arguments and return
+nothing (docs/deploying.md, "When an op refuses inside a package"): while
+exporting, torch's functionalization replaces fused_add_rms_norm by
+my_ops::fused_add_rms_norm_functional (new x and residual) and add_out by
+my_ops::add_out_functional (a + b) and copies the results back, so that inside
+an AOTInductor package a refusal leaves undefined outputs, which stop the call.
+Whoever calls the op takes it (the Python API and torch.ops.my_ops alike);
+torch.compile keeps the op in place, with no copies. test_aoti.py runs the
+packages themselves.
 """
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 from torch._inductor.utils import run_and_get_code
+from torch.fx.operator_schemas import get_signature_for_torch_op
 
 import my_ops
 from aoti_model import EPS, MLPBlock, example_inputs, reference_forward
-from conftest import INDUCTOR_ON_CPU, assert_matches
+from conftest import INDUCTOR_ON_CPU, OPS_TESTS, assert_matches
+
+sys.path.insert(0, str(OPS_TESTS))
+import specs  # noqa: E402  (tests/ops/specs: each op's samples)
 
 OPS = torch.ops.my_ops
+
+
+def _mutating_ops() -> list[str]:
+    """The registered ops that write an argument and return nothing: inside a
+    package their refusal would be only logged (test_aoti.py)."""
+    names = []
+    for name in torch.ops.my_ops:
+        overload = getattr(getattr(torch.ops.my_ops, name), "default", None)
+        schema = get_signature_for_torch_op(overload, return_schemas=True)[1][0] if overload is not None else None
+        if schema is not None and not schema.returns and any(
+                a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+            names.append(name)
+    return sorted(names)
+
+
+MUTATING_OPS = _mutating_ops()
 
 
 class TorchOpsBlock(MLPBlock):
@@ -100,3 +124,88 @@ def test_compile_keeps_the_op_in_place():
     torch.testing.assert_close(out, want)
     torch.testing.assert_close(x, eager[0])
     torch.testing.assert_close(residual, eager[1])
+
+
+def test_the_mutating_ops_are_known():
+    """(the parametrization below walks the registry: an empty list would pass it)"""
+    assert {"add_out", "fused_add_rms_norm"} <= set(MUTATING_OPS), MUTATING_OPS
+
+
+@pytest.mark.parametrize("road", ["torch-ops", "python-api"])
+@pytest.mark.parametrize("name", MUTATING_OPS)
+def test_every_mutating_op_takes_its_functional_route(name, road):
+    """Every op that writes an argument and returns nothing (the next one too)
+    is exported as its functional form, <op>_functional, and copied back, the
+    decomposed program writing the arguments as the op does."""
+    spec = next(spec for spec in specs.ALL if spec.name == name)
+    if road == "python-api" and spec.api is None:
+        pytest.skip(f"{name} has no Python API")
+    call = spec.api if road == "python-api" else getattr(OPS, name).default
+    sample = next(iter(spec.samples.values()))
+    tensors = [i for i, arg in enumerate(sample("cpu")) if isinstance(arg, torch.Tensor)]
+
+    class Call(torch.nn.Module):
+        def __init__(self, constants):
+            super().__init__()
+            self.constants = constants  # the non-tensor arguments, fixed in the program
+
+        def forward(self, *given):
+            args = list(self.constants)
+            for i, tensor in zip(tensors, given):
+                args[i] = tensor
+            call(*args)
+            return given[0] + 0  # (an output of its own)
+
+    args = sample("cpu")
+    with torch.no_grad():
+        decomposed = torch.export.export(Call(args), tuple(args[i] for i in tensors)).run_decompositions()
+    targets = _targets(decomposed)
+    assert f"my_ops.{name}.default" not in targets, targets
+    assert targets.count(f"my_ops.{name}_functional.default") == 1, targets
+    fresh = sample("cpu")
+    eager = [a.clone() if isinstance(a, torch.Tensor) else a for a in fresh]
+    with torch.no_grad():
+        getattr(OPS, name).default(*eager)
+        decomposed.module()(*[fresh[i] for i in tensors])
+    for i in tensors:  # every argument as the op leaves it (those it writes, those it reads)
+        torch.testing.assert_close(fresh[i], eager[i], equal_nan=False)
+
+
+def test_decomposed_add_out_refuses_as_the_op_does():
+    """add_out's route keeps the op's own rules while exporting (out overlaps a
+    without being it), and the decomposed program refuses a bad out by name,
+    out untouched."""
+
+    class Step(torch.nn.Module):
+        def forward(self, a, b, out):
+            my_ops.add_out(a, b, out)
+            return out + 0
+
+    buf = torch.randn(10)
+    with pytest.raises(RuntimeError, match=r"my_ops.add_out: out overlaps a without being the same tensor"):
+        torch.export.export(Step(), (buf[:8], torch.randn(8), buf[2:])).run_decompositions()
+    decomposed = torch.export.export(Step(), (torch.randn(8), torch.randn(8), torch.empty(8))).run_decompositions()
+    out = torch.zeros(8, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=r"my_ops.add_out_functional: expected out to have the same dtype as a "
+                                           r"\(torch.float32\), but got torch.float64"):
+        decomposed.module()(torch.randn(8), torch.randn(8), out)
+    assert not out.any()
+
+
+def test_compile_keeps_add_out_in_place():
+    """torch.compile pays nothing for add_out's route either."""
+    if not INDUCTOR_ON_CPU:
+        pytest.skip("inductor's CPU toolchain is not set up on this platform's test job (conftest)")
+    torch._dynamo.reset()
+
+    def step(a, b, out):
+        my_ops.add_out(a, b, out)
+        return out * 2
+
+    a, b, out = torch.randn(4, 64), torch.randn(4, 64), torch.empty(4, 64)
+    result, codes = run_and_get_code(torch.compile(step, fullgraph=True), a, b, out)
+    code = "\n".join(codes)
+    assert code.count("torch.ops.my_ops.add_out.default(") == 1, code
+    assert "add_out_functional" not in code, code
+    torch.testing.assert_close(out, a + b)
+    torch.testing.assert_close(result, 2 * (a + b))

@@ -1,6 +1,7 @@
 """The elementwise family (src/binding/elementwise.cpp): short_kernel, mul,
-muladd, and add_out, which writes its result in place. Their float64
-references are one-liners in their test specs (tests/ops/specs/elementwise.py).
+muladd, and add_out, which writes its result in place (and its functional
+form, which exported programs call instead). Their float64 references are
+one-liners in their test specs (tests/ops/specs/elementwise.py).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .. import _rules
+from .. import _rules, _torch_compat
 from .._arguments import float_argument as _float
 from .._mutating import _mutating_op, call_mutating
 from .._runtime import _autograd, _lib, _ops
@@ -93,7 +94,10 @@ def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     ``out`` may be ``a`` or ``b`` itself. A mutating op: no tensor argument may
     require grad while grad mode is on.
     """
-    call_mutating(_ops.add_out.default, (a, b, out))
+    if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():  # (strict export traces this: no rule reader)
+        _functional_form_copied_back(a, b, out)
+    else:
+        call_mutating(_ops.add_out.default, (a, b, out))
     return out
 
 
@@ -104,3 +108,37 @@ def _(a: Tensor, b: Tensor, out: Tensor) -> None:
 
 _mutating_op("add_out")
 register_batching(_lib, "add_out", rows=(0, 1, 2))
+
+
+@torch.library.register_fake("my_ops::add_out_functional")
+def _(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
+    _rules.check("add_out_functional", a, b, out)
+    return a.new_empty(a.shape)
+
+
+_mutating_op("add_out_functional")  # (an inference op, as add_out: its requires-grad refusal)
+register_batching(_lib, "add_out_functional", rows=(0, 1, 2))
+
+
+def _functional_route(a: Tensor, b: Tensor, out: Tensor) -> None:
+    """add_out while exporting: its functional form, copied into out.
+
+    Inside an AOTInductor package (torch 2.10, 2.11) a custom op's error is only
+    logged: the generated call drops its status. add_out returns nothing, so its
+    refusal went unnoticed and the call returned with out unwritten; the
+    functional form's refusal leaves its output undefined, and the copy into
+    out that reads it stops the call (docs/deploying.md, "When an op refuses
+    inside a package"). torch.compile keeps the op in place: this runs only
+    while exporting. add_out's own rules first (out apart from a and b unless
+    it is one of them, ...), as its own call has them."""
+    _rules.check("add_out", a, b, out)
+    _functional_form_copied_back(a, b, out)
+
+
+def _functional_form_copied_back(a: Tensor, b: Tensor, out: Tensor) -> None:
+    out.copy_(_ops.add_out_functional.default(a, b, out))
+
+
+# torch.ops.my_ops.add_out too: the route sits in the dispatcher (functionalization's
+# decomposition), where torch has it; else in the Python API.
+_EXPORT_ROUTE_IN_API = not _torch_compat.decompose_while_exporting(_ops.add_out.default, _functional_route)

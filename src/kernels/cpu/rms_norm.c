@@ -38,13 +38,24 @@ int my_ops_rms_norm_backward_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype,
 #undef CALL
 }
 
+int my_ops_fused_add_rms_norm_out_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                                      int64_t x_stride, const void *residual,
+                                      int64_t residual_stride, const void *weight, void *y,
+                                      int64_t y_stride, void *residual_out,
+                                      int64_t residual_out_stride, int64_t rows, int64_t hidden,
+                                      double eps) {
+    if (!my_ops_rms_norm_weight_ok(dtype, weight_dtype)) return MY_OPS_BAD_DTYPE;
+#define CALL(S)                                                                                \
+    fused_add_rms_norm_##S(weight_dtype, x, x_stride, residual, residual_stride, weight, y,    \
+                           y_stride, residual_out, residual_out_stride, rows, hidden, eps)
+    MY_OPS_DISPATCH(dtype, CALL);
+#undef CALL
+}
+
 int my_ops_fused_add_rms_norm_cpu(my_ops_dtype dtype, my_ops_dtype weight_dtype, void *x,
                                   int64_t x_stride, void *residual, int64_t residual_stride,
                                   const void *weight, int64_t rows, int64_t hidden, double eps) {
-    if (!my_ops_rms_norm_weight_ok(dtype, weight_dtype)) return MY_OPS_BAD_DTYPE;
-#define CALL(S)                                                                              \
-    fused_add_rms_norm_##S(weight_dtype, x, x_stride, residual, residual_stride, weight, rows, \
-                           hidden, eps)
-    MY_OPS_DISPATCH(dtype, CALL);
-#undef CALL
+    return my_ops_fused_add_rms_norm_out_cpu(dtype, weight_dtype, x, x_stride, residual,
+                                             residual_stride, weight, x, x_stride, residual,
+                                             residual_stride, rows, hidden, eps);
 }

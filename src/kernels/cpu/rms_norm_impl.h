@@ -80,11 +80,12 @@ MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_backward)(
     return MY_OPS_OK;
 }
 
-MY_OPS_MULTIVERSION static int MY_OPS_NAME(fused_add_rms_norm)(my_ops_dtype weight_dtype, T *x,
-                                                               int64_t x_stride, T *residual,
-                                                               int64_t residual_stride,
-                                                               const void *weight, int64_t rows,
-                                                               int64_t hidden, double eps) {
+/* residual_out = x + residual; y = rms_norm(residual_out): y and residual_out
+ * are x and residual themselves (in place) or memory apart from them. */
+MY_OPS_MULTIVERSION static int MY_OPS_NAME(fused_add_rms_norm)(
+    my_ops_dtype weight_dtype, const T *x, int64_t x_stride, const T *residual,
+    int64_t residual_stride, const void *weight, T *y, int64_t y_stride, T *residual_out,
+    int64_t residual_out_stride, int64_t rows, int64_t hidden, double eps) {
     void *scratch[2];
     if (my_ops_alloc_scratch(scratch, 2, sizeof(ACC) * (size_t)hidden)) return MY_OPS_OUT_OF_MEMORY;
     ACC *w = scratch[0], *row = scratch[1];
@@ -94,17 +95,19 @@ MY_OPS_MULTIVERSION static int MY_OPS_NAME(fused_add_rms_norm)(my_ops_dtype weig
     else
         for (int64_t j = 0; j < hidden; ++j) w[j] = LOAD(((const T *)weight)[j]);
     for (int64_t r = 0; r < rows; ++r) {
-        T *x_row = x + r * x_stride;
-        T *residual_row = residual + r * residual_stride;
+        const T *x_row = x + r * x_stride;
+        const T *residual_row = residual + r * residual_stride;
+        T *residual_out_row = residual_out + r * residual_out_stride;
+        T *y_row = y + r * y_stride;
         for (int64_t j = 0; j < hidden; ++j) {
             /* round the sum to T first: the residual stream holds T values */
             const T sum = STORE(LOAD(x_row[j]) + LOAD(residual_row[j]));
-            residual_row[j] = sum;
+            residual_out_row[j] = sum;
             row[j] = LOAD(sum);
         }
         const ACC mean_square = (ACC)(SUM_OF_SQUARES(row, hidden) / (double)hidden);
         const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);
-        for (int64_t j = 0; j < hidden; ++j) x_row[j] = STORE(row[j] * rstd * w[j]);
+        for (int64_t j = 0; j < hidden; ++j) y_row[j] = STORE(row[j] * rstd * w[j]);
     }
     my_ops_free_scratch(scratch, 2);
     return MY_OPS_OK;

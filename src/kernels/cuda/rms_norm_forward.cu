@@ -1,5 +1,6 @@
 // RMSNorm forward on CUDA (the paths and the weight types: rms_norm.cuh):
-// y = rms_norm(x), or residual += x; x = rms_norm(residual) (the fused add).
+// y = rms_norm(x), or residual_out = x + residual; y = rms_norm(residual_out)
+// (the fused add: in place, y and residual_out are x and residual).
 #include "rms_norm.cuh"
 
 namespace my_ops {
@@ -56,15 +57,16 @@ template <> struct ForwardLayouts<true> {
 };
 
 // The row a forward kernel normalises: x's row, or (kAdd) x + residual
-// rounded to T and written back to the residual, which holds T values.
+// rounded to T and written to residual_out (the residual itself in place),
+// which holds T values.
 template <bool kAdd, typename T, typename V>
-__device__ __forceinline__ V input_vector(const V *x_row, V *res_row, int i) {
+__device__ __forceinline__ V input_vector(const V *x_row, const V *res_row, V *res_out_row, int i) {
     V v = x_row[i];
     if constexpr (kAdd) {
         const V r = res_row[i];
 #pragma unroll
         for (int e = 0; e < V::size; ++e) v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
-        res_row[i] = v;
+        res_out_row[i] = v;
     }
     return v;
 }
@@ -92,34 +94,36 @@ __device__ __forceinline__ V normalized(const V v, const WV w, acc_t<T> rstd) {
 }
 
 // ------------------------------------------------------------- kernels --
-// y = rms_norm(x) (kAdd false), or residual += x; x = rms_norm(residual)
-// (kAdd true: y is x). Each kernel body is a __device__ function with two
-// entry points: rms_norm's, whose pointers are __restrict__ (so loads can take
-// the read-only path: measured faster; see benchmarks/NOTES.md), and the
-// fused add's, whose x is also its output.
+// y = rms_norm(x) (kAdd false), or residual_out = x + residual;
+// y = rms_norm(residual_out) (kAdd true). Each kernel body is a __device__
+// function with two entry points: rms_norm's, whose pointers are __restrict__
+// (so loads can take the read-only path: measured faster; see
+// benchmarks/NOTES.md), and the fused add's, whose outputs are its inputs in
+// place.
 #define MY_OPS_FORWARD_ENTRIES(NAME, TEMPLATE_PARAMS, TEMPLATE_ARGS, BOUND)                        \
     template <TEMPLATE_PARAMS>                                                                   \
     __global__ void __launch_bounds__(BOUND)                                                     \
     NAME##_kernel(const T *__restrict__ x, int64_t x_stride, const W *__restrict__ weight,       \
                   T *__restrict__ y, int64_t rows, int64_t hidden, acc_t<T> eps) {               \
-        NAME##_body<TEMPLATE_ARGS, false>(x, x_stride, nullptr, 0, weight, y, hidden, rows,      \
-                                          hidden, eps);                                          \
+        NAME##_body<TEMPLATE_ARGS, false>(x, x_stride, nullptr, 0, nullptr, 0, weight, y, hidden, \
+                                          rows, hidden, eps);                                    \
     }                                                                                            \
     template <TEMPLATE_PARAMS>                                                                   \
     __global__ void __launch_bounds__(BOUND)                                                     \
-    NAME##_add_kernel(T *x, int64_t x_stride, T *__restrict__ residual, int64_t res_stride,     \
-                      const W *__restrict__ weight, int64_t rows, int64_t hidden, acc_t<T> eps) { \
-        NAME##_body<TEMPLATE_ARGS, true>(x, x_stride, residual, res_stride, weight, x, x_stride, \
-                                         rows, hidden, eps);                                     \
+    NAME##_add_kernel(const T *x, int64_t x_stride, const T *residual, int64_t res_stride,     \
+                      T *res_out, int64_t res_out_stride, const W *__restrict__ weight, T *y,    \
+                      int64_t y_stride, int64_t rows, int64_t hidden, acc_t<T> eps) {            \
+        NAME##_body<TEMPLATE_ARGS, true>(x, x_stride, residual, res_stride, res_out,             \
+                                         res_out_stride, weight, y, y_stride, rows, hidden, eps); \
     }
 
 #define MY_OPS_COMMA ,
 
 template <typename T, typename W, int NV, int kMaxThreads, bool kAdd>
-__device__ __forceinline__ void held_body(const T *x, int64_t x_stride, T *residual,
-                                          int64_t res_stride, const W *weight, T *y,
-                                          int64_t y_stride, int64_t rows, int64_t hidden,
-                                          acc_t<T> eps) {
+__device__ __forceinline__ void held_body(const T *x, int64_t x_stride, const T *residual,
+                                          int64_t res_stride, T *res_out, int64_t res_out_stride,
+                                          const W *weight, T *y, int64_t y_stride, int64_t rows,
+                                          int64_t hidden, acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
     __shared__ A scratch[32];
@@ -127,14 +131,16 @@ __device__ __forceinline__ void held_body(const T *x, int64_t x_stride, T *resid
     const auto *w = reinterpret_cast<const WeightVec<T, W> *>(weight);
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *x_row = reinterpret_cast<const V *>(x + row * x_stride);
-        V *res_row = kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr;
+        const V *res_row =
+            kAdd ? reinterpret_cast<const V *>(residual + row * res_stride) : nullptr;
+        V *res_out_row = kAdd ? reinterpret_cast<V *>(res_out + row * res_out_stride) : nullptr;
         V held[NV];
         A sum_sq = 0;
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
             const int i = threadIdx.x + k * blockDim.x;
             if (i < nvec) {
-                held[k] = input_vector<kAdd, T>(x_row, res_row, i);
+                held[k] = input_vector<kAdd, T>(x_row, res_row, res_out_row, i);
                 sum_sq += sum_squares<T>(held[k]);
             }
         }
@@ -163,8 +169,9 @@ MY_OPS_FORWARD_ENTRIES(held,
 // row's. The output has the same phase (the launcher checks): interior
 // vectors are stored whole, the two edge vectors element by element.
 template <typename T, typename W, int NV, int kMaxThreads, bool kAdd>
-__device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *residual,
-                                               int64_t res_stride, const W *weight, T *y,
+__device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, const T *residual,
+                                               int64_t res_stride, T *res_out,
+                                               int64_t res_out_stride, const W *weight, T *y,
                                                int64_t y_stride, int64_t rows, int64_t hidden,
                                                acc_t<T> eps) {
     using A = acc_t<T>;
@@ -190,8 +197,11 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
     };
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const V *x_vecs = reinterpret_cast<const V *>(x + row * x_stride - ph);
-        // kAdd: the residual has x's phase in every row (the launcher checks)
-        V *res_vecs = kAdd ? reinterpret_cast<V *>(residual + row * res_stride - ph) : nullptr;
+        // kAdd: residual and residual_out have x's phase in every row (the launcher checks)
+        const V *res_vecs =
+            kAdd ? reinterpret_cast<const V *>(residual + row * res_stride - ph) : nullptr;
+        V *res_out_vecs =
+            kAdd ? reinterpret_cast<V *>(res_out + row * res_out_stride - ph) : nullptr;
         V held[NV];
         A sum_sq = 0;
 #pragma unroll
@@ -206,11 +216,11 @@ __device__ __forceinline__ void unaligned_body(const T *x, int64_t x_stride, T *
                     for (int e = 0; e < P; ++e)
                         v.v[e] = from_acc<T>(to_acc(v.v[e]) + to_acc(r.v[e]));
                     if (!edge) {
-                        res_vecs[i] = v;
+                        res_out_vecs[i] = v;
                     } else {
 #pragma unroll
                         for (int e = 0; e < P; ++e)
-                            if (inside(i, e)) res_vecs[i].v[e] = v.v[e];
+                            if (inside(i, e)) res_out_vecs[i].v[e] = v.v[e];
                     }
                 }
                 if (edge)
@@ -246,10 +256,10 @@ MY_OPS_FORWARD_ENTRIES(unaligned,
                        kMaxThreads MY_OPS_COMMA(unaligned_min_blocks<NV, kMaxThreads>()))
 
 template <typename T, typename W, int G, bool kAdd>
-__device__ __forceinline__ void group_body(const T *x, int64_t x_stride, T *residual,
-                                           int64_t res_stride, const W *weight, T *y,
-                                           int64_t y_stride, int64_t rows, int64_t hidden,
-                                           acc_t<T> eps) {
+__device__ __forceinline__ void group_body(const T *x, int64_t x_stride, const T *residual,
+                                           int64_t res_stride, T *res_out, int64_t res_out_stride,
+                                           const W *weight, T *y, int64_t y_stride, int64_t rows,
+                                           int64_t hidden, acc_t<T> eps) {
     using A = acc_t<T>;
     using V = Vec<T>;
     const int nvec = int(hidden / V::size);
@@ -263,7 +273,8 @@ __device__ __forceinline__ void group_body(const T *x, int64_t x_stride, T *resi
         if (mine) {
             v = input_vector<kAdd, T>(
                 reinterpret_cast<const V *>(x + row * x_stride),
-                kAdd ? reinterpret_cast<V *>(residual + row * res_stride) : nullptr, lane);
+                kAdd ? reinterpret_cast<const V *>(residual + row * res_stride) : nullptr,
+                kAdd ? reinterpret_cast<V *>(res_out + row * res_out_stride) : nullptr, lane);
             sum_sq = sum_squares<T>(v);
         }
         const A rstd = reciprocal_sqrt(group_sum<G>(sum_sq) / A(hidden) + eps);
@@ -274,28 +285,29 @@ MY_OPS_FORWARD_ENTRIES(group, typename T MY_OPS_COMMA typename W MY_OPS_COMMA in
                        T MY_OPS_COMMA W MY_OPS_COMMA G, kGroupThreads)
 
 template <typename T, typename W, bool kAdd>
-__global__ void rms_norm_generic_kernel(const T *x, int64_t x_stride, T *residual,
-                                        int64_t res_stride, const W *__restrict__ weight, T *y,
-                                        int64_t y_stride, int64_t rows, int64_t hidden,
-                                        acc_t<T> eps) {
+__global__ void rms_norm_generic_kernel(const T *x, int64_t x_stride, const T *residual,
+                                        int64_t res_stride, T *res_out, int64_t res_out_stride,
+                                        const W *__restrict__ weight, T *y, int64_t y_stride,
+                                        int64_t rows, int64_t hidden, acc_t<T> eps) {
     using A = acc_t<T>;
     __shared__ A scratch[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *x_row = x + row * x_stride;
-        T *res_row = kAdd ? residual + row * res_stride : nullptr;
+        const T *res_row = kAdd ? residual + row * res_stride : nullptr;
+        T *res_out_row = kAdd ? res_out + row * res_out_stride : nullptr;
         A sum_sq = 0;
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x) {
             T v = x_row[j];
             if constexpr (kAdd) {
                 v = from_acc<T>(to_acc(v) + to_acc(res_row[j]));
-                res_row[j] = v;
+                res_out_row[j] = v;
             }
             const A a = to_acc(v);
             sum_sq += a * a;
         }
         const A rstd = reciprocal_sqrt(block_sum(sum_sq, scratch) / A(hidden) + eps);
         // (kAdd) each thread reads back only the residual elements it wrote itself
-        const T *src = kAdd ? res_row : x_row;
+        const T *src = kAdd ? res_out_row : x_row;
         for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
             y[row * y_stride + j] = from_acc<T>(to_acc(src[j]) * rstd * to_acc(weight[j]));
     }
@@ -306,24 +318,27 @@ __global__ void rms_norm_generic_kernel(const T *x, int64_t x_stride, T *residua
     do {                                                                                        \
         if constexpr (kAdd)                                                                     \
             NAME##_add_kernel<TEMPLATE_ARGS><<<GRID, BLOCK, SHARED, s>>>(                       \
-                y, x_stride, residual, res_stride, weight, rows, hidden, e);                    \
+                x, x_stride, residual, res_stride, res_out, res_out_stride, weight, y, y_stride, \
+                rows, hidden, e);                                                               \
         else                                                                                    \
             NAME##_kernel<TEMPLATE_ARGS><<<GRID, BLOCK, SHARED, s>>>(x, x_stride, weight, y,    \
                                                                      rows, hidden, e);          \
     } while (0)
 
-// kAdd false: y = rms_norm(x), y dense. kAdd true: residual += x, x = rms_norm(residual);
-// y is x (given writable) and x_stride its row stride.
+// kAdd false: y = rms_norm(x), y dense (y_stride hidden). kAdd true: residual_out = x +
+// residual, y = rms_norm(residual_out); y and res_out are x and residual themselves (in
+// place) or memory apart from them.
 template <typename T, typename W, bool kAdd>
-int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride, const W *weight,
-                  T *y, int64_t rows, int64_t hidden, double eps, cudaStream_t s) {
+int rms_norm_rows(const T *x, int64_t x_stride, const T *residual, int64_t res_stride, T *res_out,
+                  int64_t res_out_stride, const W *weight, T *y, int64_t y_stride, int64_t rows,
+                  int64_t hidden, double eps, cudaStream_t s) {
     if (rows == 0 || hidden == 0) return 0;
     const acc_t<T> e = acc_t<T>(eps);
     constexpr int P = Vec<T>::size;
-    const int64_t y_stride = kAdd ? x_stride : hidden;
     const int64_t nvec = hidden / P;
-    const bool vec = vectorizable<T>(hidden, {{x, x_stride}, {y, y_stride}, {weight, 0}}) &&
-                     (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}}));
+    const bool vec =
+        vectorizable<T>(hidden, {{x, x_stride}, {y, y_stride}, {weight, 0}}) &&
+        (!kAdd || vectorizable<T>(hidden, {{residual, res_stride}, {res_out, res_out_stride}}));
     const int g = vec ? group_size(nvec) : 0;
     if (g > 0) {
         AllGroupSizes::launch(g, [&](auto G) {
@@ -343,7 +358,7 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
         return int(cudaGetLastError());
     }
     // Unaligned rows: the covering vectors of the longest row, when the
-    // output (the fused add: the residual) has x's alignment in every row.
+    // output (the fused add: it and both residuals) has x's alignment in every row.
     const auto offset = [](const void *a, const void *b) {
         return int64_t(reinterpret_cast<uintptr_t>(a)) - int64_t(reinterpret_cast<uintptr_t>(b));
     };
@@ -353,7 +368,9 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
     // The output must be in x's phase too: stored element by element instead,
     // a view at a 2-byte offset measured much slower than the generic kernel's
     // two passes (see benchmarks/NOTES.md).
-    const bool phases_match = kAdd ? in_phase(residual, res_stride) : in_phase(y, y_stride);
+    const bool phases_match =
+        in_phase(y, y_stride) &&
+        (!kAdd || (in_phase(residual, res_stride) && in_phase(res_out, res_out_stride)));
     const int64_t covering_vectors = ceil_div(hidden + P - 1, P);
     const RowLayout covering = unaligned_layout(covering_vectors);
     const size_t shared = size_t(covering_vectors) * P * sizeof(W);  // the phase-shifted weight
@@ -376,7 +393,8 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
         return int(cudaGetLastError());
     }
     rms_norm_generic_kernel<T, W, kAdd><<<rows_grid(rows), kGenericThreads, 0, s>>>(
-        x, x_stride, residual, res_stride, weight, y, y_stride, rows, hidden, e);
+        x, x_stride, residual, res_stride, res_out, res_out_stride, weight, y, y_stride, rows,
+        hidden, e);
     return int(cudaGetLastError());
 }
 
@@ -387,18 +405,20 @@ int rms_norm_rows(const T *x, int64_t x_stride, T *residual, int64_t res_stride,
 template <typename T, typename W>
 int rms_norm(const void *x, int64_t x_stride, const void *weight, void *y, int64_t rows,
              int64_t hidden, double eps, void *stream) {
-    return rms_norm_rows<T, W, false>(static_cast<const T *>(x), x_stride, nullptr, 0,
-                                      static_cast<const W *>(weight), static_cast<T *>(y), rows,
-                                      hidden, eps, cudaStream_t(stream));
+    return rms_norm_rows<T, W, false>(static_cast<const T *>(x), x_stride, nullptr, 0, nullptr, 0,
+                                      static_cast<const W *>(weight), static_cast<T *>(y), hidden,
+                                      rows, hidden, eps, cudaStream_t(stream));
 }
 
 template <typename T, typename W>
-int fused_add_rms_norm(void *x, int64_t x_stride, void *residual, int64_t res_stride,
-                       const void *weight, int64_t rows, int64_t hidden, double eps, void *stream) {
-    return rms_norm_rows<T, W, true>(static_cast<const T *>(x), x_stride,
-                                     static_cast<T *>(residual), res_stride,
-                                     static_cast<const W *>(weight), static_cast<T *>(x), rows,
-                                     hidden, eps, cudaStream_t(stream));
+int fused_add_rms_norm(const void *x, int64_t x_stride, const void *residual, int64_t res_stride,
+                       const void *weight, void *y, int64_t y_stride, void *res_out,
+                       int64_t res_out_stride, int64_t rows, int64_t hidden, double eps,
+                       void *stream) {
+    return rms_norm_rows<T, W, true>(
+        static_cast<const T *>(x), x_stride, static_cast<const T *>(residual), res_stride,
+        static_cast<T *>(res_out), res_out_stride, static_cast<const W *>(weight),
+        static_cast<T *>(y), y_stride, rows, hidden, eps, cudaStream_t(stream));
 }
 
 }  // namespace
@@ -413,12 +433,24 @@ int my_ops_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const vo
                              hidden, eps, stream);
 }
 
+int my_ops_fused_add_rms_norm_out_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, const void *x,
+                                       int64_t x_stride, const void *residual,
+                                       int64_t residual_stride, const void *weight, void *y,
+                                       int64_t y_stride, void *residual_out,
+                                       int64_t residual_out_stride, int64_t rows, int64_t hidden,
+                                       double eps, void *stream) {
+    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::fused_add_rms_norm, x, x_stride, residual,
+                             residual_stride, weight, y, y_stride, residual_out,
+                             residual_out_stride, rows, hidden, eps, stream);
+}
+
 int my_ops_fused_add_rms_norm_cuda(my_ops_dtype dtype, my_ops_dtype weight_dtype, void *x,
                                    int64_t x_stride, void *residual, int64_t residual_stride,
                                    const void *weight, int64_t rows, int64_t hidden, double eps,
                                    void *stream) {
-    MY_OPS_RMS_NORM_DISPATCH(dtype, weight_dtype, my_ops::fused_add_rms_norm, x, x_stride, residual,
-                             residual_stride, weight, rows, hidden, eps, stream);
+    return my_ops_fused_add_rms_norm_out_cuda(dtype, weight_dtype, x, x_stride, residual,
+                                              residual_stride, weight, x, x_stride, residual,
+                                              residual_stride, rows, hidden, eps, stream);
 }
 
 }  // extern "C"

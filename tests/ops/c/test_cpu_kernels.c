@@ -290,6 +290,25 @@ static void test_rms_norm(my_ops_dtype t, my_ops_dtype wt) {
         for (int64_t j = 0; j < hidden; ++j)
             want[r * hidden + j] = want_residual[r * hidden + j] * rstd * get(wt, w, j);
     }
+    /* into other rows first (the functional form's kernel): x and residual stay as they are */
+    const size_t bytes = my_ops_dtype_size(t) * (size_t)(rows * hidden);
+    void *x_before = array(t, rows * hidden, 1, 0),
+         *residual_before = array(t, rows * hidden, 1, 0);
+    memcpy(x_before, x, bytes), memcpy(residual_before, residual, bytes);
+    void *new_x = array(t, rows * hidden, 1, 0), *new_residual = array(t, rows * hidden, 1, 0);
+    expect_ok("fused_add_rms_norm_out",
+              my_ops_fused_add_rms_norm_out_cpu(t, wt, x, hidden, residual, hidden, w, new_x,
+                                                hidden, new_residual, hidden, rows, hidden, eps));
+    expect_close(with_weight("fused_add_rms_norm_out residual", t, wt), t, new_residual,
+                 want_residual, NULL, rows * hidden);
+    expect_close(with_weight("fused_add_rms_norm_out x", t, wt), t, new_x, want, NULL,
+                 rows * hidden);
+    ++checks_run;
+    if (memcmp(x_before, x, bytes) != 0 || memcmp(residual_before, residual, bytes) != 0) {
+        fprintf(stderr, "FAIL fused_add_rms_norm_out wrote its inputs [%s]\n", dtype_name(t));
+        ++checks_failed;
+    }
+    free(x_before), free(residual_before), free(new_x), free(new_residual);
     expect_ok("fused_add_rms_norm", my_ops_fused_add_rms_norm_cpu(t, wt, x, hidden, residual,
                                                                   hidden, w, rows, hidden, eps));
     expect_close(with_weight("fused_add_rms_norm residual", t, wt), t, residual, want_residual,

@@ -1,4 +1,4 @@
-"""Specs of short_kernel, mul, muladd and add_out (tests: test_elementwise.py)."""
+"""Specs of short_kernel, mul, muladd, add_out and its functional form (tests: test_elementwise.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,33 @@ from specs import INPUT, BadCall, OpSpec, like, t
 OPS = torch.ops.my_ops
 BF16, F16, F64 = torch.bfloat16, torch.float16, torch.float64
 FLOAT_OR = "a float32, float64, float16 or bfloat16 tensor"
+
+# add_out's and its functional form's: the same rules for a, b and out
+_ADD_OUT_SAMPLES = {
+    "float32": lambda d: (torch.randn(9, device=d), torch.randn(9, device=d), torch.empty(9, device=d)),
+    "float64 transposed out": lambda d: (torch.randn(3, 4, device=d, dtype=F64),
+                                         torch.randn(3, 4, device=d, dtype=F64),
+                                         torch.empty(4, 3, device=d, dtype=F64).t()),
+    "bfloat16": lambda d: (torch.randn(2, 6, device=d, dtype=BF16), torch.randn(2, 6, device=d, dtype=BF16),
+                           torch.empty(2, 6, device=d, dtype=BF16)),
+}
+
+
+def _out_expanded(d):
+    return t(3, 4, device=d), t(3, 4, device=d), t(1, 4, device=d).expand(3, 4)
+
+
+_ADD_OUT_BAD_CALLS = [
+    BadCall("out shape", lambda d: (t(3, 4, device=d), t(3, 4, device=d), t(4, 3, device=d)),
+            r"expected out to have the same shape as a \[3, 4\], but got \[4, 3\]"),
+    BadCall("out dtype", lambda d: (t(5, device=d), t(5, device=d), t(5, dtype=F16, device=d)),
+            r"expected out to have the same dtype as a \(torch.float32\), but got torch.float16"),
+    BadCall("out partial overlap", lambda d: (lambda buf: (buf[:8], t(8, device=d), buf[2:]))(t(10, device=d)),
+            r"out overlaps a without being the same tensor"),
+    BadCall("out overlaps a and b",
+            lambda d: (lambda buf: (buf[:, :8], buf[:, 8:], buf[:, 4:12]))(t(4, 16, device=d)),
+            r"out overlaps a without being the same tensor"),
+]
 
 SPECS = [
     OpSpec(
@@ -63,28 +90,29 @@ SPECS = [
     OpSpec(
         "add_out", api=my_ops.add_out, reference=lambda a, b, out: a.double() + b.double(),
         args_for=lambda a: (like(a), like(a)), mutates=("out",),
-        samples={
-            "float32": lambda d: (torch.randn(9, device=d), torch.randn(9, device=d), torch.empty(9, device=d)),
-            "float64 transposed out": lambda d: (torch.randn(3, 4, device=d, dtype=F64),
-                                                 torch.randn(3, 4, device=d, dtype=F64),
-                                                 torch.empty(4, 3, device=d, dtype=F64).t()),
-            "bfloat16": lambda d: (torch.randn(2, 6, device=d, dtype=BF16), torch.randn(2, 6, device=d, dtype=BF16),
-                                   torch.empty(2, 6, device=d, dtype=BF16)),
-        },
+        samples=_ADD_OUT_SAMPLES,
         smoke=("float32", "float64 transposed out", "bfloat16", "out shape"),
         bad_calls=[
-            BadCall("out shape", lambda d: (t(3, 4, device=d), t(3, 4, device=d), t(4, 3, device=d)),
-                    r"expected out to have the same shape as a \[3, 4\], but got \[4, 3\]"),
-            BadCall("out dtype", lambda d: (t(5, device=d), t(5, device=d), t(5, dtype=F16, device=d)),
-                    r"expected out to have the same dtype as a \(torch.float32\), but got torch.float16"),
-            BadCall("out expanded", lambda d: (t(3, 4, device=d), t(3, 4, device=d), t(1, 4, device=d).expand(3, 4)),
-                    r"out is written in place, so its elements must not share memory"),
-            BadCall("out partial overlap", lambda d: (lambda buf: (buf[:8], t(8, device=d), buf[2:]))(t(10, device=d)),
-                    r"out overlaps a without being the same tensor"),
-            BadCall("out overlaps a and b",
-                    lambda d: (lambda buf: (buf[:, :8], buf[:, 8:], buf[:, 4:12]))(t(4, 16, device=d)),
-                    r"out overlaps a without being the same tensor"),
+            *_ADD_OUT_BAD_CALLS,
+            BadCall("out expanded", _out_expanded, r"out is written in place, so its elements must not share memory"),
             BadCall("requires grad", lambda d: (t(3, device=d).requires_grad_(), t(3, device=d), t(3, device=d)),
                     r"argument 'a' requires grad, but my_ops.add_out writes its arguments in place"),
+        ]),
+    OpSpec(
+        # what an exported program calls in place of add_out, then copies into out: a + b as a
+        # new tensor, with out held to add_out's rules (a package writes it with the result)
+        "add_out_functional", reference=lambda a, b, out: a.double() + b.double(),
+        args_for=lambda a: (like(a), like(a)),
+        samples={
+            **_ADD_OUT_SAMPLES,
+            "out is b": lambda d: (lambda b: (torch.randn(2, 5, device=d), b, b))(torch.randn(2, 5, device=d)),
+            # (it writes no argument: an expanded out is not refused; exporting checks add_out's rules)
+            "out expanded": _out_expanded,
+        },
+        smoke=("float32", "float64 transposed out", "bfloat16", "out dtype"),
+        bad_calls=[
+            *_ADD_OUT_BAD_CALLS,
+            BadCall("requires grad", lambda d: (t(3, device=d), t(3, device=d).requires_grad_(), t(3, device=d)),
+                    r"argument 'b' requires grad, but my_ops.add_out_functional is an inference op"),
         ]),
 ]

@@ -122,11 +122,23 @@ int main(int argc, char **argv) {
         const std::string message = e.what();
         std::fprintf(stderr, "error: %s\n", message.c_str());
         // torch names the op it did not find, not what would provide it
-        if (message.find("Could not find schema for my_ops::") != std::string::npos)
-            std::fprintf(
-                stderr,
-                "hint: the package calls my_ops ops: load my_ops' kernel library (dlopen of "
-                "`python -m my_ops --cmake-prefix`/libmy_ops.so) before loading the package\n");
+        if (message.find("Could not find schema for my_ops::") != std::string::npos) {
+            using Version = const char *(*)();
+            const auto version =
+                handle ? reinterpret_cast<Version>(dlsym(handle, "my_ops_version")) : nullptr;
+            if (version != nullptr)  // loaded, and it passed the version check: an older build
+                std::fprintf(stderr,
+                             "hint: the kernel library loaded (my_ops %s) lacks an op the package "
+                             "calls: it is older than the my_ops that compiled the package (a "
+                             "development build of the same version?); recompile the package "
+                             "with this my_ops, or load the my_ops that compiled it\n",
+                             version());
+            else
+                std::fprintf(
+                    stderr,
+                    "hint: the package calls my_ops ops: load my_ops' kernel library (dlopen of "
+                    "`python -m my_ops --cmake-prefix`/libmy_ops.so) before loading the package\n");
+        }
         return 1;
     }
     return 0;
