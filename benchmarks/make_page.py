@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import history  # noqa: E402
-from svg_chart import line_chart  # noqa: E402
+from svg_chart import bar_chart, line_chart  # noqa: E402
 
 ROOT = HERE.parent
 PAGE = ROOT / "docs" / "performance.md"
@@ -174,7 +174,7 @@ def host(h: History) -> list[str]:
                   rows) + ["", h.caption()]
 
 
-def three_ways(h: History) -> list[str]:
+def three_ways(h: History) -> tuple[list[str], dict[str, str]]:
     rows, present = [], []
     for shape, mode in THREE_WAYS_ROWS:
         anchor = h.row(THREE_WAYS, mode, "bfloat16", shape, provider="cuda_c")
@@ -186,7 +186,16 @@ def three_ways(h: History) -> list[str]:
     providers = [p for p in THREE_WAYS_PROVIDERS if p in present]
     body = [[label, *(f"{_us(c[p]['time_us'])} ({c[p]['pct_of_copy']:.1f}%)" if c.get(p) else "" for p in providers),
              _run(next(r for r in c.values() if r is not None))] for label, c in rows]
-    return _table(["bf16", *providers, "run"], body) + ["", h.caption()]
+    lines = _table(["bf16", *providers, "run"], body)
+    if not rows:
+        return lines + ["", h.caption()], {}
+    # the plot: the table's % of copy, a bar per implementation (the table says which run each row is from)
+    groups = {label.replace("`", ""): {p: c[p]["pct_of_copy"] for p in providers if c.get(p)} for label, c in rows}
+    name = "h100-rms-norm-three-ways.svg"
+    svg = bar_chart(f"rms_norm three ways, bf16 ({h.current[next(iter(h.current))]['machine']})",
+                    "% of copy bandwidth", groups)
+    return lines + ["", f"![rms_norm three ways: % of copy bandwidth per implementation](performance/{name})", "",
+                    h.caption()], {name: svg}
 
 
 def decoder_block(h: History) -> list[str]:
@@ -296,11 +305,11 @@ def render(page: str, results: Path = history.RESULTS) -> tuple[str, dict[str, s
     def part(name: str) -> list[str]:
         kind, _, what = name.partition("-")
         h = machines[kind]
-        if what == "plots":
-            lines, svgs = sweep_plots(h)
+        if what in ("plots", "three-ways"):  # (parts with plots: their lines and their SVG files)
+            lines, svgs = (sweep_plots if what == "plots" else three_ways)(h)
             files.update(svgs)
             return lines
-        return {"headline": headline, "host": host, "three-ways": three_ways, "first-use": first_use,
+        return {"headline": headline, "host": host, "first-use": first_use,
                 "decoder-block": decoder_block, "fp8": fp8, "table": cpu}[what](h)
 
     def replace(match: re.Match) -> str:

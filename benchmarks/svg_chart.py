@@ -1,4 +1,4 @@
-"""A line chart as SVG text, from the standard library alone: make_page.py's
+"""Line and bar charts as SVG text, from the standard library alone: make_page.py's
 plots. The same data gives the same bytes (no dates, ids or renderer
 versions in the file), so the page's test compares the plots as it compares
 the tables, on any machine, with no plotting package installed."""
@@ -66,6 +66,50 @@ def line_chart(title: str, x_label: str, y_label: str, series: dict[str, list[tu
         ly = TOP + 10 + 16 * i
         out.append(f'<line x1="{LEFT + plot_w + 12}" y1="{ly}" x2="{LEFT + plot_w + 30}" y2="{ly}" '
                    f'stroke="{colour}" stroke-width="2"/>')
+        out.append(f'<text x="{LEFT + plot_w + 34}" y="{ly + 4}">{escape(name)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def bar_chart(title: str, y_label: str, groups: dict[str, dict[str, float]]) -> str:
+    """groups: group label -> {series name: y}; a bar per series in each group, y on a linear
+    axis from 0 (a series missing from a group leaves its place empty). A label's words after
+    the first go on a second line."""
+    names = list(dict.fromkeys(name for bars in groups.values() for name in bars))
+    y_ticks = _ticks(0.0, max(y for bars in groups.values() for y in bars.values()))
+    y_high = y_ticks[-1]
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    group_w = plot_w / max(len(groups), 1)
+    bar_w = 0.8 * group_w / max(len(names), 1)
+
+    def py(y: float) -> float:
+        return TOP + plot_h - y / y_high * plot_h
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+           f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+           f'<text x="{WIDTH / 2:.1f}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>']
+    for y in y_ticks:
+        out.append(f'<line x1="{LEFT}" y1="{py(y):.1f}" x2="{LEFT + plot_w}" y2="{py(y):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{LEFT - 6}" y="{py(y) + 4:.1f}" text-anchor="end">{_label(y)}</text>')
+    for g, (label, bars) in enumerate(groups.items()):
+        left = LEFT + g * group_w + 0.1 * group_w
+        for i, name in enumerate(names):
+            if name in bars:
+                x, top = left + i * bar_w, py(bars[name])
+                out.append(f'<rect class="bar" x="{x:.1f}" y="{top:.1f}" width="{bar_w:.1f}" '
+                           f'height="{TOP + plot_h - top:.1f}" fill="{COLOURS[i % len(COLOURS)]}"/>')
+        first, _, second = label.partition(" ")
+        centre = LEFT + (g + 0.5) * group_w
+        out.append(f'<text x="{centre:.1f}" y="{TOP + plot_h + 16}" text-anchor="middle" font-size="10">'
+                   f'{escape(first)}<tspan x="{centre:.1f}" dy="13">{escape(second)}</tspan></text>')
+    out.append(f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#444"/>')
+    out.append(f'<text x="14" y="{TOP + plot_h / 2:.1f}" text-anchor="middle" '
+               f'transform="rotate(-90 14 {TOP + plot_h / 2:.1f})">{escape(y_label)}</text>')
+    for i, name in enumerate(names):
+        ly = TOP + 10 + 16 * i
+        out.append(f'<rect x="{LEFT + plot_w + 12}" y="{ly - 5}" width="18" height="10" '
+                   f'fill="{COLOURS[i % len(COLOURS)]}"/>')
         out.append(f'<text x="{LEFT + plot_w + 34}" y="{ly + 4}">{escape(name)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -77,3 +77,19 @@ def test_history_columns_are_checked(tmp_path):
     path.write_text("date,commit,op\n2026-01-01,a,rms_norm\n")
     with pytest.raises(AssertionError, match="columns"):
         history.read(path)
+
+
+def test_bar_chart_bars_are_proportional_to_their_values():
+    """Each bar's height is its value on the axis from 0; a series missing from a group draws no bar."""
+    import random
+    import re
+
+    import svg_chart
+
+    a, b = random.uniform(10, 50), random.uniform(60, 100)
+    svg = svg_chart.bar_chart("t", "y", {"g1 fwd": {"x": a, "y": b}, "g2": {"y": a}})
+    heights = [float(h) for h in re.findall(r'<rect class="bar" [^>]*height="([\d.]+)"', svg)]
+    assert len(heights) == 3
+    assert heights[0] / heights[1] == pytest.approx(a / b, abs=0.01)
+    assert heights[2] == pytest.approx(heights[0], abs=0.1)
+    assert ">g1<tspan" in svg and ">fwd</tspan>" in svg
