@@ -13,8 +13,10 @@
  * rstd * (x * w)) and never rounded to the rows' dtype before the
  * quantization (vLLM rounds the normalized value to it first), then rounded
  * once to fp8. y / scale is computed as (y * pre) * (1 / (scale * pre)) with
- * pre a power of two (fp8_convert.h): any float32 static scale gives what IEEE
- * division gives, a subnormal one too (zero: +-448, NaN where y is 0).
+ * pre a power of two (fp8_convert.h): y times a rounded reciprocal, as vLLM
+ * multiplies by 1 / scale (within an ulp of the quotient, so one fp8 step at
+ * most, at a tie), with the special values of IEEE division for any float32
+ * static scale, a subnormal one too (zero: +-448, NaN where y is 0).
  * NaN: a NaN y gives a NaN byte and does not count toward its row's amax (as
  * vLLM's kernels: the row's scale comes from its other values; a normalized
  * row with a NaN is all NaN, with the floor scale). A row of no values has

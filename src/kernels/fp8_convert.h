@@ -93,8 +93,9 @@ MY_OPS_FP8_MATH float my_ops_fp8_narrow_float(float v) { return v; }
  * 2^-64 for |scale| > 2^64 (its reciprocal would lose bits below float's
  * normal range), else 1. Powers of two: both products are exact but for
  * overflow or underflow, where y / scale saturates or rounds to 0 anyway. So
- * every float32 scale gives fp8(y / scale) by IEEE rules: zero gives +-448
- * (NaN for y = 0), a negative scale flips signs, NaN gives NaN. */
+ * every float32 scale gives y times its rounded reciprocal (within an ulp of
+ * y / scale) with the special values of IEEE division: zero gives +-448 (NaN
+ * for y = 0), a negative scale flips signs, NaN gives NaN. */
 MY_OPS_FP8_MATH float my_ops_fp8_scale_prefactor(float scale) {
     const uint32_t magnitude = my_ops_fp8_bits_of(scale) & 0x7fffffffu;
     if (magnitude < 0x1f800000u) return 18446744073709551616.0f; /* below 2^-64: 2^64 */

@@ -8,9 +8,10 @@ conversion rounds to nearest even and saturates to +-448; NaN stays NaN.
 
 The static scale is read on the device, never on the host (no sync; CUDA
 graphs capture it), so its value is not checked: every value gives
-``fp8(y / scale)`` as IEEE division would (a subnormal scale saturates, zero
-gives +-448 and NaN where y is 0, a negative scale flips signs, NaN gives
-NaN). Per token, a NaN in a row gives a NaN byte where it stands and does not
+``fp8(y * (1 / scale))`` (the reciprocal rounded, as vLLM's kernels; within
+an ulp of the quotient) with the special values of IEEE division (a
+subnormal scale saturates, zero gives +-448 and NaN where y is 0, a negative
+scale flips signs, NaN gives NaN). Per token, a NaN in a row gives a NaN byte where it stands and does not
 count toward the row's amax (vLLM's rule): the row's scale comes from its
 other values (a normalized row with a NaN is all NaN, with the floor scale);
 a row of no values gets the floor scale.
