@@ -13,8 +13,11 @@ from torch import Tensor
 from . import _rules, _torch_compat
 
 
-def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ...] = ()) -> None:
-    """The vmap rule of my_ops::<name>, whose arguments at positions `rows` are rows."""
+def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ...] = (),
+                      own_elements: tuple[int, ...] = ()) -> None:
+    """The vmap rule of my_ops::<name>, whose arguments at positions `rows` are rows; those at
+    `own_elements` must not be expanded views (the op's rules say `written`), so unbatched they
+    are given to the folded call as tensors of their own rather than expanded."""
     op = getattr(torch.ops.my_ops, name).default
     arguments = _torch_compat.schema(op).arguments
     written = tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write)
@@ -59,7 +62,12 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
             if isinstance(a, Tensor):
                 if d is None and a.is_inference() and a.requires_grad:
                     a = a.clone()  # (a view of an inference tensor records no autograd edge)
-                folded[i] = a.movedim(d, 0) if d is not None else a.expand(info.batch_size, *a.shape)
+                if d is not None:
+                    folded[i] = a.movedim(d, 0)
+                else:
+                    folded[i] = a.expand(info.batch_size, *a.shape)
+                    if i in own_elements:
+                        folded[i] = folded[i].contiguous()
         result = op(*folded)
         if written and result is None:
             return None, None

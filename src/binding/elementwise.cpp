@@ -22,12 +22,12 @@ const OpRules add_out_op("add_out(Tensor a, Tensor b, Tensor(a!) out) -> ()",
 // refusal then leaves an undefined output, which stops the call, where the in-place op's refusal
 // is only logged (docs/deploying.md). It reads only a and b, but it takes out, the caller's
 // tensor in a package, to hold it to add_out's rules for the copy into it, checked when the
-// package runs: its dtype, shape and device, and its memory apart from a and b unless it is one
-// of them. (Not `written`: the op writes no argument, and under vmap an unbatched out is an
-// expanded view; the route checks add_out's own rules, `written` too, while exporting.)
+// package runs: its dtype, shape and device, its elements apart from each other (an expanded
+// out would have the copy write past its memory) and apart from a and b unless it is one of
+// them. (Under vmap an unbatched out is passed as a tensor of its own: python/my_ops/_vmap.py.)
 const OpRules add_out_functional_op("add_out_functional(Tensor a, Tensor b, Tensor out) -> Tensor",
-                                    "b: like=a shape=a; out: like=a shape=a apart_or_same=a "
-                                    "apart_or_same=b");
+                                    "b: like=a shape=a; out: like=a shape=a written "
+                                    "apart_or_same=a apart_or_same=b");
 
 // Runs an element-wise CPU kernel, cpu(first element, count), over the
 // contiguous elements of `like` in parallel chunks.

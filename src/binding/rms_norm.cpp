@@ -30,11 +30,12 @@ const OpRules fused_add_rms_norm_op(
 // inside an AOTInductor package a refusal then leaves undefined outputs, which stop the call,
 // where the in-place op's refusal is only logged (docs/deploying.md). It writes neither input,
 // but in a package it gets the caller's tensors, which the copies back then write: so the
-// in-place op's memory rules (x and residual apart), checked when the package runs.
+// in-place op's memory rules (each with elements of its own: an expanded one would have the
+// copies write past its memory; x and residual apart), checked when the package runs.
 const OpRules fused_add_rms_norm_functional_op(
     "fused_add_rms_norm_functional(Tensor x, Tensor residual, Tensor weight, float? eps=1e-06) -> "
     "(Tensor, Tensor)",
-    "x: dim>=1; residual: like=x shape=x apart=x; "
+    "x: dim>=1 written; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
 
 // A checked weight as the kernels take it (my_ops_rms_norm_weight_ok):

@@ -82,8 +82,9 @@ def compile_package(block: MLPBlock, path: Path, inductor_configs: dict | None =
 
 def package_metadata() -> dict[str, str]:
     """What a package of my_ops ops records (docs/deploying.md): the my_ops version
-    that compiled it, which the serving program checks against its kernel library's."""
-    return {"my_ops_version": my_ops.__version__}
+    that compiled it, which the serving program checks against its kernel library's,
+    and the torch that compiled it (my_ops.check_package refuses another torch minor)."""
+    return {"my_ops_version": my_ops.__version__, "torch_version": torch.__version__}
 
 
 class AddOutStep(nn.Module):

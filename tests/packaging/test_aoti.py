@@ -171,11 +171,11 @@ def test_cpp_program_without_the_kernel_library_is_told_what_to_load(runner, cpu
     assert not (tmp_path / "outputs.pt").exists()
 
 
-def _recording(package: Path, version: str | None, folder: Path) -> Path:
-    """A copy of package whose metadata records my_ops `version` (None: no version):
-    a package as another my_ops would have compiled it (torch's loader reads the
-    metadata from these files)."""
-    copy_path = folder / f"recording_{version}.pt2"
+def _recording(package: Path, version: str | None, folder: Path, torch_version: str | None = None) -> Path:
+    """A copy of package whose metadata records my_ops `version` (None: no version)
+    and, given, torch `torch_version`: a package as another my_ops or torch would
+    have compiled it (torch's loader reads the metadata from these files)."""
+    copy_path = folder / f"recording_{version}_{torch_version}.pt2"
     with zipfile.ZipFile(package) as source, zipfile.ZipFile(copy_path, "w") as target:
         for entry in source.infolist():
             data = source.read(entry)
@@ -184,6 +184,8 @@ def _recording(package: Path, version: str | None, folder: Path) -> Path:
                 assert metadata.pop("my_ops_version") == my_ops.__version__  # (compile_package records it)
                 if version is not None:
                     metadata["my_ops_version"] = version
+                if torch_version is not None:
+                    metadata["torch_version"] = torch_version
                 data = json.dumps(metadata).encode()
             target.writestr(entry, data)
     return copy_path
@@ -288,6 +290,19 @@ def test_check_package_refuses_a_package_this_my_ops_may_not_serve(cpu_package, 
         my_ops.check_package(package)
 
 
+def test_check_package_refuses_a_package_of_another_torch_minor(cpu_package, tmp_path):
+    """A package records the torch that compiled it: check_package refuses it under another
+    torch minor (no promise for .pt2 packages across releases), passes another patch release."""
+    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+    for other in (f"{major}.{minor + 1}.0", f"{major}.{minor - 1}.0+cu126"):
+        package = _recording(cpu_package.path, my_ops.__version__, tmp_path, other)
+        with pytest.raises(RuntimeError, match=re.escape(
+                f"my_ops.check_package: {package}: the package was compiled with torch {other}, but this is "
+                f"torch {torch.__version__}")):
+            my_ops.check_package(package)
+    my_ops.check_package(_recording(cpu_package.path, my_ops.__version__, tmp_path, f"{major}.{minor}.99"))
+
+
 def test_check_package_passes_a_package_this_my_ops_serves(cpu_package, tmp_path):
     """The session's package, and one of an older release of this major version;
     the version check_package reads is the one torch's loader reports."""
@@ -311,6 +326,25 @@ def test_check_package_reads_the_metadata_without_loading_the_model(tmp_path):
         my_ops.check_package(path)
     with pytest.raises(ValueError, match="holds no AOTInductor model named 'other'"):
         my_ops.check_package(path, "other")
+
+
+@pytest.mark.parametrize("case, content, message", [
+    ("not a zip", None, "is not an AOTInductor package (not a zip archive"),
+    ("not JSON", b"{my_ops_version", "its metadata is not JSON"),
+    ("a list", b"[1, 2]", "its metadata is not a JSON object"),
+    ("a number for the version", b'{"my_ops_version": 1}', "records my_ops_version 1, not a version string"),
+    ("a NUL in the version", b'{"my_ops_version": "1.0.0\\u0000junk"}', "not a version string"),
+])
+def test_check_package_names_a_malformed_archive(tmp_path, case, content, message):
+    """Archives that are not packages of aoti_compile_and_package: a ValueError naming the file and why."""
+    path = tmp_path / "malformed.pt2"
+    if content is None:
+        path.write_bytes(b"not a zip archive")
+    else:
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("malformed/data/aotinductor/model/x.wrapper_metadata.json", content)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        my_ops.check_package(path)
 
 
 def test_fresh_python_process_refuses_a_package_of_a_newer_my_ops(cpu_package, tmp_path):
@@ -413,6 +447,22 @@ def test_loaded_package_raises_when_fused_add_rms_norm_refuses(cpu_package, capf
     assert torch.equal(residual, before)
 
 
+def test_loaded_package_refuses_an_expanded_residual(cpu_package, capfd):
+    """An expanded residual (its rows one memory): eagerly refused; in the package the
+    copy back would write past its memory, so the functional form refuses it too."""
+    model = torch._inductor.aoti_load_package(str(cpu_package.path))
+    x, base = torch.randn(2, 3, HIDDEN), torch.randn(8 * HIDDEN)
+    residual = base[:HIDDEN].expand(2, 3, HIDDEN)
+    with pytest.raises(RuntimeError, match="residual is written in place, so its elements must not share memory"):
+        my_ops.fused_add_rms_norm(x.clone(), residual, torch.ones(HIDDEN))
+    before = base.clone()
+    with pytest.raises(RuntimeError) as raised:
+        model(x, residual)
+    refusal = "my_ops.fused_add_rms_norm_functional: residual is written in place, so its elements must not share"
+    assert refusal in str(raised.value) or refusal in capfd.readouterr().err
+    assert torch.equal(base, before)
+
+
 def test_loaded_package_writes_inference_tensors_as_eager_would_inside_inference_mode(cpu_package):
     """Inference tensors (a server's, made under torch.inference_mode()) passed to
     the package outside inference_mode: eagerly the op refuses to write them
@@ -465,6 +515,9 @@ def _add_out_bad_calls(device: str) -> dict:
                             f"expected out to have the same shape as a [4, {HIDDEN}], but got [3, {HIDDEN}]"),
         "out overlaps a": ((shared[:4 * HIDDEN].view(4, HIDDEN), b, shared[8:].view(4, HIDDEN)),
                            "out overlaps a without being the same tensor"),
+        # (the copy into an expanded out would write past its memory: here into the rest of `shared`)
+        "out expanded": ((a, b, shared[:HIDDEN].expand(4, HIDDEN)),
+                         "out is written in place, so its elements must not share memory"),
     }
 
 
@@ -488,7 +541,7 @@ def test_loaded_add_out_package_runs_as_eager(cpu_add_out_package):
         torch.testing.assert_close(out, eager_a if out_is_a else eager_out, **EAGER_TOLERANCE)
 
 
-@pytest.mark.parametrize("case", ["out float64", "out a row short", "out overlaps a"])
+@pytest.mark.parametrize("case", ["out float64", "out a row short", "out overlaps a", "out expanded"])
 def test_loaded_add_out_package_raises_when_add_out_refuses(cpu_add_out_package, capfd, case):
     """A call eager add_out refuses raises from the loaded package too (the
     functional form's refusal leaves its output undefined), out untouched."""

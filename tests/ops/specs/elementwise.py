@@ -106,13 +106,13 @@ SPECS = [
         samples={
             **_ADD_OUT_SAMPLES,
             "out is b": lambda d: (lambda b: (torch.randn(2, 5, device=d), b, b))(torch.randn(2, 5, device=d)),
-            # (it writes no argument: an expanded out is not refused; exporting checks add_out's rules)
-            "out expanded": _out_expanded,
         },
         smoke=("float32", "float64 transposed out", "bfloat16", "out dtype"),
         bad_calls=[
             *_ADD_OUT_BAD_CALLS,
             BadCall("requires grad", lambda d: (t(3, device=d), t(3, device=d).requires_grad_(), t(3, device=d)),
                     r"argument 'b' requires grad, but my_ops.add_out_functional is an inference op"),
+            # (in a package out is the caller's tensor, which the copy writes: expanded, past its memory)
+            BadCall("out expanded", _out_expanded, r"out is written in place, so its elements must not share memory"),
         ]),
 ]

@@ -110,6 +110,10 @@ SPECS = [
                     r"expected weight to have the same dtype as x \(torch.float64\), but got torch.float32$"),
             BadCall("x is residual", lambda d: (lambda x: (x, x, t(8, device=d), 1e-6))(t(4, 8, device=d)),
                     r"x and residual must not share memory"),
+            # (in a package x and residual are the caller's tensors, which the copies back write)
+            BadCall("x expanded", lambda d: (torch.randn(1, 16, device=d).expand(3, 16), t(3, 16, device=d),
+                                             t(16, device=d), 1e-6),
+                    r"x is written in place, so its elements must not share memory"),
             BadCall("x and residual overlap", lambda d: (lambda buf: (buf[:, :8], buf[:, 4:12], t(8, device=d), 1e-6))(
                 t(4, 16, device=d)),
                     r"x and residual must not share memory, but they overlap; pass separate tensors "
@@ -132,9 +136,6 @@ SPECS = [
         args_for=lambda x: (like(x), _weight(x), 1e-6),
         samples={
             **_FUSED_ADD_SAMPLES,
-            # (it writes neither input: an expanded view is read only)
-            "expanded": lambda d: (torch.randn(1, 16, device=d).expand(3, 16), torch.randn(3, 16, device=d),
-                                   torch.rand(16, device=d), 1e-6),
         },
         smoke=("float32", "float64", "bfloat16", "sliced", "residual shape"),
         bad_calls=[
@@ -148,6 +149,10 @@ SPECS = [
             # a package copies the results back into x and residual: the in-place op's memory rules
             BadCall("x is residual", lambda d: (lambda x: (x, x, t(8, device=d), 1e-6))(t(4, 8, device=d)),
                     r"x and residual must not share memory"),
+            # (in a package x and residual are the caller's tensors, which the copies back write)
+            BadCall("x expanded", lambda d: (torch.randn(1, 16, device=d).expand(3, 16), t(3, 16, device=d),
+                                             t(16, device=d), 1e-6),
+                    r"x is written in place, so its elements must not share memory"),
             BadCall("residual and weight overlap", lambda d: (lambda buf: (buf[:2, :8], buf[2:, :8], buf[2, :8], 1e-6))(
                 t(4, 16, device=d)),
                     r"residual and weight must not share memory"),
