@@ -55,6 +55,10 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
             _rules.check(name, *sample(args, in_dims, 0))
         if not rows or any(d is not None for i, d in enumerate(in_dims) if i not in rows):
             return per_sample(args, in_dims)
+        if not checked and any(in_dims[i] is not None and args[i].dim() == 1 for i in rows):
+            # (0-D samples of a row argument, for an op that checks its arguments in its body:
+            # folded they would be one row across the batch; per sample the body refuses them)
+            return per_sample(args, in_dims)
         # the batch as one more leading dimension of every row argument
         folded = list(args)
         for i in rows:

@@ -327,6 +327,12 @@ class _Eager(torch.autograd.Function):
 _Eager.forward.__signature__ = inspect.signature(_Eager.forward)
 
 
+# Types the eager road takes as they are: a module's weight is a Parameter (its
+# subclasses, like a tensor subclass, take the op). jit.trace takes the op too:
+# the trace records ops, and the eager road's kernels are none.
+_PLAIN = (Tensor, torch.nn.Parameter)
+
+
 def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tensor:
     """RMSNorm over the last dimension as Triton kernels: ``x / sqrt(mean(x**2, -1) + eps) * weight``.
 
@@ -339,8 +345,8 @@ def triton_rms_norm(x: Tensor, weight: Tensor, eps: float | None = 1e-6) -> Tens
     """
     if type(eps) is not float:  # (a float is the common case: a call less)
         eps = _eps("triton_rms_norm", x, eps)
-    if (type(x) is Tensor and type(weight) is Tensor and type(eps) is float and x.device.type in _EAGER_DEVICES
-            and not torch.compiler.is_compiling()):
+    if (type(x) is Tensor and type(weight) in _PLAIN and type(eps) is float and x.device.type in _EAGER_DEVICES
+            and not torch.compiler.is_compiling() and not torch.jit.is_tracing()):
         # the eager road (see _Eager): the op body's checks, then the kernels
         _check("triton_rms_norm", x, weight, eps)
         if _torch_compat.forward_ad_active((x, weight)):

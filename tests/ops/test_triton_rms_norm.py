@@ -251,6 +251,31 @@ def test_eager_road_gives_the_ops_bits(x_dtype, weight_dtype):
 
 
 @needs_kernels
+@pytest.mark.parametrize("road", ["api", "api with a Parameter", "torch.ops"])
+def test_vmap_over_0d_samples_is_refused(road):
+    """Samples of x that are 0-D are refused on every road (folded into rows, the batch would
+    be normalized as one row)."""
+    x = make_input((5,), torch.float64, DEVICE)
+    weight = make_input((5,), torch.float64, DEVICE)
+    if road == "api with a Parameter":
+        weight = torch.nn.Parameter(weight)
+    call = OPS.triton_rms_norm if road == "torch.ops" else my_ops.triton_rms_norm
+    with pytest.raises(RuntimeError, match="expected x to have at least 1 dimension, but got a 0-D tensor"):
+        torch.vmap(lambda a: call(a, weight, 1e-6))(x)
+
+
+@needs_kernels
+def test_eager_road_takes_a_modules_parameter():
+    """my_ops.RMSNorm(impl="triton"): its weight is an nn.Parameter, which the eager road takes."""
+    module = my_ops.RMSNorm(64, impl="triton").to(DEVICE)
+    module.weight.data.uniform_(0.5, 1.5)
+    x = make_input((5, 64), torch.float32, DEVICE).requires_grad_()
+    out = module(x)
+    assert out.grad_fn.name() == "_EagerBackward"
+    assert_matches(out, reference.rms_norm(x.detach(), module.weight.detach(), module.eps), torch.float32)
+
+
+@needs_kernels
 @pytest.mark.parametrize("needs", ["x", "weight"])
 def test_eager_road_one_input_requiring_grad(needs):
     """A frozen weight (or a frozen x): the other gradient is right and the frozen one is not computed."""
