@@ -7,22 +7,28 @@ broadcast) and the op runs once; else it runs per sample, outputs stacked.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import Tensor
 
 from . import _rules, _torch_compat
 
 
-def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ...] = (),
-                      own_elements: tuple[int, ...] = ()) -> None:
-    """The vmap rule of my_ops::<name>, whose arguments at positions `rows` are rows; those at
-    `own_elements` must not be expanded views (the op's rules say `written`), so unbatched they
-    are given to the folded call as tensors of their own rather than expanded."""
+def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ...] = ()) -> None:
+    """The vmap rule of my_ops::<name>, whose arguments at positions `rows` are rows. An
+    unbatched row argument is expanded over the batch, or, where the op's rules hold it to
+    `written` (no two elements in one memory), given as a tensor of its own."""
     op = getattr(torch.ops.my_ops, name).default
     arguments = _torch_compat.schema(op).arguments
     written = tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write)
     checked = name in _rules.op_names()  # (the Triton ops check their arguments in their own body)
     tensors = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
+
+    @functools.cache
+    def own_elements() -> frozenset[int]:  # (the rules read on the first batched call, not at import)
+        params = _rules.rules(name) if checked else []
+        return frozenset(i for i, p in enumerate(params) if any(c.key == "written" for c in p.clauses))
 
     def sample(args, in_dims, i):
         return [a.select(d, i) if d is not None else a for a, d in zip(args, in_dims)]
@@ -70,7 +76,7 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
                     folded[i] = a.movedim(d, 0)
                 else:
                     folded[i] = a.expand(info.batch_size, *a.shape)
-                    if i in own_elements:
+                    if i in own_elements():
                         folded[i] = folded[i].contiguous()
         result = op(*folded)
         if written and result is None:

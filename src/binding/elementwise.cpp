@@ -24,7 +24,7 @@ const OpRules add_out_op("add_out(Tensor a, Tensor b, Tensor(a!) out) -> ()",
 // tensor in a package, to hold it to add_out's rules for the copy into it, checked when the
 // package runs: its dtype, shape and device, its elements apart from each other (an expanded
 // out would have the copy write past its memory) and apart from a and b unless it is one of
-// them. (Under vmap an unbatched out is passed as a tensor of its own: python/my_ops/_vmap.py.)
+// them. (Under vmap an unbatched out is given as a tensor of its own: python/my_ops/_vmap.py.)
 const OpRules add_out_functional_op("add_out_functional(Tensor a, Tensor b, Tensor out) -> Tensor",
                                     "b: like=a shape=a; out: like=a shape=a written "
                                     "apart_or_same=a apart_or_same=b");

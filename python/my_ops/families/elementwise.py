@@ -117,7 +117,7 @@ def _(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
 
 
 _mutating_op("add_out_functional")  # (an inference op, as add_out: its requires-grad refusal)
-register_batching(_lib, "add_out_functional", rows=(0, 1, 2), own_elements=(2,))
+register_batching(_lib, "add_out_functional", rows=(0, 1, 2))
 
 
 def _functional_route(a: Tensor, b: Tensor, out: Tensor) -> None:

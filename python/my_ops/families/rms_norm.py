@@ -153,7 +153,7 @@ def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> 
 
 
 _mutating_op("fused_add_rms_norm_functional")  # (an inference op: its requires-grad refusal)
-register_batching(_lib, "fused_add_rms_norm_functional", rows=(0, 1), own_elements=(0, 1))
+register_batching(_lib, "fused_add_rms_norm_functional", rows=(0, 1))
 
 
 def _functional_route(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> None:
