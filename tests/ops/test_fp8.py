@@ -78,11 +78,12 @@ def _conversion_values() -> torch.Tensor:
 def convert(values: torch.Tensor, device: str, aligned=True) -> torch.Tensor:
     """fp8(v) through rms_norm_fp8: rows of ones have rstd 1 (eps 0), so y = weight exactly.
     aligned: a row of whole 16-byte vectors (the held-row kernel); else a row of 8k + 1
-    values at a 4-byte offset (the generic kernel). The values are padded with zeros."""
+    values one element in (the generic kernel). The values are padded with zeros; the rows
+    have their dtype."""
     n = values.numel()
     width = -(-n // 8) * 8 + (0 if aligned else 1)
     weight = torch.cat([values, values.new_zeros(width - n)]).to(device)
-    x = torch.ones(1, width + 1, device=device)
+    x = torch.ones(1, width + 1, dtype=values.dtype, device=device)
     x = x[:, :width] if aligned else x[:, 1:]
     return my_ops.rms_norm_fp8(x, weight, torch.ones(1, device=device), 0.0)[0, :n]
 
@@ -341,18 +342,12 @@ def test_float64_rows_are_rounded_once(device, aligned):
     land on the tie and round to even). Rows of ones: y is the weight exactly."""
     values = torch.tensor([1.0625 + 2**-30, 1.0625 - 2**-30, -1.0625 - 2**-30, 2**-10 + 2**-40,
                            0.53125 + 2**-40, 464.0, 1e300, -1e300], dtype=torch.float64)
-    n = values.numel()
-    width = 8 if aligned else 9
-    weight = torch.cat([values, values.new_zeros(width - n)]).to(device)
-    x = torch.ones(1, width + 1, dtype=torch.float64, device=device)
-    x = x[:, :width] if aligned else x[:, 1:]
-    one = torch.ones(1, device=device)
-    got = my_ops.rms_norm_fp8(x, weight, one, 0.0)[0, :n].cpu()
+    got = convert(values, device, aligned).cpu()
     assert got.float().tolist() == fp8_ref(values).float().tolist() == [1.125, 1.0, -1.125, 2**-9, 0.5625,
                                                                        448.0, 448.0, -448.0]
     # the gated unit: silu(64) * (v / 64) is v exactly in float64
     gated = torch.tensor([[64.0, (1.0625 + 2**-30) / 64]], dtype=torch.float64, device=device)
-    assert my_ops.silu_and_mul_fp8(gated, one).float().item() == 1.125
+    assert my_ops.silu_and_mul_fp8(gated, torch.ones(1, device=device)).float().item() == 1.125
 
 
 def test_float64_per_token_scales_past_floats_range(device):
