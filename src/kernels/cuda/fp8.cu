@@ -427,31 +427,33 @@ act_and_mul_fp8_held_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *
 }
 
 // A static scale and few rows (decode): every value is its own, so the work is
-// spread as wide as it goes, a thread per four values of a row. H100, [64, 2 x
-// 8192] bf16: the held-row kernel split over 5 blocks a row ran 71680 threads
-// of 46 registers at 22% achieved occupancy (ncu) against torch.compile's
-// 262144 threads of 17 at 75%. In tuning/fp8_layouts.cu, [rows, 2 x 8192]:
-// 64 rows 3.22 us (held row) -> 2.78 (any of 2, 4 or 8 values a thread);
-// 128 rows 3.94 (two values, 256 threads) -> 3.53 (four, 128 threads), 256
-// rows 6.07 -> 4.93, 512 rows 8.97 (held row) -> 7.66.
+// spread as wide as it goes, a thread per four values of a row, a grid row per
+// row. H100, [64, 2 x 8192] bf16: the held-row kernel split over 5 blocks a row
+// ran 71680 threads of 46 registers at 22% achieved occupancy (ncu) against
+// torch.compile's 262144 threads of 17 at 75%. In tuning/fp8_layouts.cu,
+// [rows, 2 x 8192]: 64 rows 3.22 us (held row) -> 2.78 (any of 2, 4 or 8
+// values a thread); 128 rows 3.94 (two values, 256 threads) -> 3.53 (four,
+// 128 threads), 256 rows 6.07 -> 4.93, 512 rows 8.97 (held row) -> 7.66.
+// No loop over rows: the scale's factors, invariant in such a loop, were
+// hoisted above it, so every thread's row loads waited for the scale's load
+// and division (SASS); here the row's loads come first in program order and
+// the division's branch follows them.
 template <typename T, int kAct, int kValues, int kThreads>
 __global__ void __launch_bounds__(kThreads)
 act_and_mul_fp8_spread_kernel(const T *__restrict__ x, int64_t x_stride, uint8_t *__restrict__ out,
-                              const float *__restrict__ static_scale, int64_t rows, int64_t d) {
+                              const float *__restrict__ static_scale, int64_t d) {
     using A = acc_t<T>;
     using V = Vec<T, kValues>;
-    const float scale = *static_scale;
     const int64_t j = int64_t(blockIdx.x) * kThreads + threadIdx.x;  // this thread's vector
     if (j >= d / kValues) return;
-    for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-        const V g = reinterpret_cast<const V *>(x + row * x_stride)[j];
-        const V u = reinterpret_cast<const V *>(x + row * x_stride + d)[j];
-        const Factors<A> q = static_factors<A>(scale);
-        A y[kValues];
+    const int64_t row = blockIdx.y;
+    const V g = reinterpret_cast<const V *>(x + row * x_stride)[j];
+    const V u = reinterpret_cast<const V *>(x + row * x_stride + d)[j];
+    const Factors<A> q = static_factors<A>(*static_scale);
+    A y[kValues];
 #pragma unroll
-        for (int e = 0; e < kValues; ++e) y[e] = activation<kAct>(to_acc(g.v[e])) * to_acc(u.v[e]);
-        reinterpret_cast<Bytes<kValues> *>(out + row * d)[j] = quantize<kValues>(y, q);
-    }
+    for (int e = 0; e < kValues; ++e) y[e] = activation<kAct>(to_acc(g.v[e])) * to_acc(u.v[e]);
+    reinterpret_cast<Bytes<kValues> *>(out + row * d)[j] = quantize<kValues>(y, q);
 }
 // The spread launch the launcher takes.
 constexpr int kSpreadValues = 4, kSpreadThreads = 128;
@@ -484,11 +486,12 @@ int act_and_mul_fp8_rows(const T *x, int64_t x_stride, uint8_t *out, my_ops_fp8_
                          int64_t rows, int64_t d, cudaStream_t s) {
     const int64_t nvec = d / Vec<T>::size;
     constexpr int kV = kSpreadValues;
-    if (!kDynamic && few_rows(rows) && d > 0 && d % kV == 0 && x_stride % kV == 0 &&
-        reinterpret_cast<uintptr_t>(x) % sizeof(Vec<T, kV>) == 0) {
+    // (rows <= 65535: a grid row per row)
+    if (!kDynamic && few_rows(rows) && rows <= 65535 && d > 0 && d % kV == 0 &&
+        x_stride % kV == 0 && reinterpret_cast<uintptr_t>(x) % sizeof(Vec<T, kV>) == 0) {
         const dim3 grid(unsigned(ceil_div(d / kV, int64_t(kSpreadThreads))), unsigned(rows));
         act_and_mul_fp8_spread_kernel<T, kAct, kV, kSpreadThreads>
-            <<<grid, kSpreadThreads, 0, s>>>(x, x_stride, out, scaling.static_scale, rows, d);
+            <<<grid, kSpreadThreads, 0, s>>>(x, x_stride, out, scaling.static_scale, d);
         return int(cudaGetLastError());
     }
     // (d == 0: the generic kernel, which still writes each row's scale)
