@@ -358,7 +358,12 @@ int rms_norm_rows(const T *x, int64_t x_stride, const T *residual, int64_t res_s
         return int(cudaGetLastError());
     }
     // Unaligned rows: the covering vectors of the longest row, when the
-    // output (the fused add: it and both residuals) has x's alignment in every row.
+    // output (the fused add: it and both residuals) has x's alignment in every row,
+    // and every row has the first row's: strides of whole vectors. Otherwise a
+    // row's phase depends on its place in the batch, and the rows of a batch that
+    // starts in phase would take this kernel while the same rows called alone,
+    // with an output of their own, take the generic one, which sums in another
+    // order (docs/determinism.md: a row's bits may not depend on its batch).
     const auto offset = [](const void *a, const void *b) {
         return int64_t(reinterpret_cast<uintptr_t>(a)) - int64_t(reinterpret_cast<uintptr_t>(b));
     };
@@ -369,7 +374,7 @@ int rms_norm_rows(const T *x, int64_t x_stride, const T *residual, int64_t res_s
     // a view at a 2-byte offset measured much slower than the generic kernel's
     // two passes (see benchmarks/NOTES.md).
     const bool phases_match =
-        in_phase(y, y_stride) &&
+        (x_stride * int64_t(sizeof(T))) % 16 == 0 && in_phase(y, y_stride) &&
         (!kAdd || (in_phase(residual, res_stride) && in_phase(res_out, res_out_stride)));
     const int64_t covering_vectors = ceil_div(hidden + P - 1, P);
     const RowLayout covering = unaligned_layout(covering_vectors);
