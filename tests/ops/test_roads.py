@@ -1,8 +1,9 @@
 """Every op through every road: the Python API, torch.ops.my_ops, the nn
 module, torch.compile(fullgraph=True; aot_eager and the default inductor
 backend), torch.export (strict and non-strict),
-torch.func.functionalize, torch.vmap, torch.func.vjp and torch.jit.trace (its
-check on). Each road gets the same fresh arguments and must give the same
+torch.func.functionalize, torch.vmap (every tensor batched, or only x and the
+written arguments, on contiguous and sliced samples), torch.func.vjp and
+torch.jit.trace (its check on). Each road gets the same fresh arguments and must give the same
 results as the op's own call through torch.ops (the same kernels: the same
 bits), the same gradients, and, for every bad call of the op's spec, the
 same refusal. Driven by the specs (tests/ops/specs/): a new op is covered
@@ -124,6 +125,44 @@ def test_same_results(spec, road, device):
         want = _callable(spec, "torch.ops")(*_copy(args))
         got = _through(road, _callable(spec, road), _copy(args))
     torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def _vmap_of_x(spec, fn, args: tuple, sliced: bool):
+    """fn under torch.vmap over a batch of one, with only the first argument and
+    the written ones batched: a row-wise op folds the batch into its rows and
+    runs once with the other arguments shared (the vmap road batches every
+    tensor, so runs per sample). sliced: each batched sample read in place from
+    a buffer twice as wide."""
+    names = spec.argument_names()
+    batched = {0, *(names.index(n) for n in spec.mutates)}
+    in_dims = tuple(0 if i in batched and isinstance(a, torch.Tensor) else None for i, a in enumerate(args))
+
+    def batch(a):
+        if not sliced or a.dim() == 0:
+            return a.unsqueeze(0)
+        wide = torch.zeros(1, *a.shape[:-1], 2 * a.shape[-1], dtype=a.dtype, device=a.device)
+        wide[..., :a.shape[-1]] = a
+        return wide[..., :a.shape[-1]]
+
+    inputs = tuple(batch(a) if d == 0 else a for a, d in zip(args, in_dims))
+    out = torch.vmap(fn, in_dims=in_dims)(*inputs)
+    return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
+
+
+@pytest.mark.parametrize("sliced", [False, True], ids=["contiguous", "sliced"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("spec", specs.ALL, ids=lambda s: s.id)
+def test_same_results_under_vmap_of_x(spec, dtype, sliced, device):
+    """As test_same_results, with only x (and what the op writes) batched: the
+    batch folded into a row-wise op's rows, the other arguments shared."""
+    if dtype not in spec.dtypes:
+        pytest.skip(f"{spec.id} does not take {dtype}")
+    args = _fresh(spec, device, dtype)
+    with torch.no_grad():
+        want = _callable(spec, "torch.ops")(*_copy(args))
+        for road in ("api", "torch.ops"):
+            got = _vmap_of_x(spec, _callable(spec, road), _copy(args), sliced)
+            torch.testing.assert_close(got, want, rtol=0, atol=0, msg=lambda m: f"{road}: {m}")
 
 
 BFLOAT16_ROADS = ("api", "compile", "compile inductor", "export non-strict", "vmap", "jit.trace")
