@@ -118,7 +118,14 @@ inline int64_t row_stride(const api::Tensor &t) {
         }
         next = strides[i] * sizes[i];
     }
-    if (stride < 0) return width;  // a single row
+    if (stride < 0) {
+        // A single row: the stride of its own tensor where that spaces rows no
+        // closer than the width (a slice x[i:i+1] keeps its batch's), so a row
+        // sliced out of a batch is laid out, and its kernel picked, as in the
+        // batch (docs/determinism.md); else, as for a 1-D row, the width.
+        const int64_t own = dims >= 2 ? strides[dims - 2] : width;
+        return own >= width ? own : width;
+    }
     return stride >= width ? stride : -1;  // rows that overlap are copied
 }
 
