@@ -51,9 +51,9 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def rows_input(rows, width, dtype, device, layout) -> torch.Tensor:
     """x of [rows, width]: contiguous, or rows sliced from wider rows (read in
-    place): "sliced" at a stride of whole 16-byte vectors, "sliced_odd" at
-    width + 3, where a row called alone (whose stride is its width) may be
-    aligned while the batch's rows are not."""
+    place): "sliced" at a stride of width + 8, "sliced_odd" at width + 3,
+    whose rows start at every 16-byte phase, some of them aligned (a row
+    called alone, x[i:i+1], keeps the stride)."""
     if layout == "contiguous":
         return torch.empty(rows, width, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
     if layout == "sliced_odd":
@@ -69,12 +69,23 @@ def take_rows(args: tuple, rows: int, part: slice) -> tuple:
                  for a in args)
 
 
+def copy_in_place(t: torch.Tensor) -> torch.Tensor:
+    """A copy of t laid out as t: the same strides and offset in a storage of its
+    own (clone() would make a slice contiguous, and so aligned)."""
+    extent = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1
+    storage = torch.empty(extent if t.numel() else 0, dtype=t.dtype, device=t.device)
+    copy = storage.as_strided(t.shape, t.stride(), t.storage_offset())
+    return copy.copy_(t)
+
+
 def outputs(spec: OpSpec, args: tuple) -> list:
-    """The op's results: the arguments it writes, then the tensors it returns."""
-    args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
-    result = spec.op(*args)
+    """The op's results: the arguments it writes (each a copy laid out as the
+    caller's, so the call reads the rows as given), then the tensors it returns."""
     names = spec.argument_names()
-    written = [args[names.index(n)] for n in spec.mutates]
+    written = {names.index(n) for n in spec.mutates}
+    args = tuple(copy_in_place(a) if i in written else a for i, a in enumerate(args))
+    result = spec.op(*args)
+    written = [args[i] for i in sorted(written)]
     if result is None:
         return written
     return written + (list(result) if isinstance(result, (tuple, list)) else [result])
