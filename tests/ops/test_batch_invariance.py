@@ -149,13 +149,14 @@ needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="the Trito
 
 
 @needs_cuda
+@pytest.mark.parametrize("layout", ["contiguous", "sliced"])  # (sliced: the batch copied, a row read in place)
 @pytest.mark.parametrize("weight_dtype", ["x's", torch.float32], ids=str)  # (float32: mixed precision's)
 @pytest.mark.parametrize("dtype", INVARIANCE_DTYPES, ids=lambda d: str(d).replace("torch.", ""))
 @pytest.mark.parametrize("rows,width", SHAPES["cuda"], ids=str)
-def test_triton_rms_norm_batch_invariance_and_determinism(rows, width, dtype, weight_dtype):
+def test_triton_rms_norm_batch_invariance_and_determinism(rows, width, dtype, weight_dtype, layout):
     if dtype == torch.float32 and weight_dtype == torch.float32:
         pytest.skip("the same as a weight of x's dtype")
-    x = rows_input(rows, width, dtype, "cuda", "contiguous")
+    x = rows_input(rows, width, dtype, "cuda", layout)
     w = torch.empty(width, dtype=dtype if weight_dtype == "x's" else weight_dtype, device="cuda").uniform_(0.5, 1.5)
     with torch.no_grad():
         full = my_ops.triton_rms_norm(x, w, 1e-6)
