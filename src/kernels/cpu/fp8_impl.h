@@ -33,12 +33,24 @@ static inline MY_OPS_NAME(fp8_factors)
     return f;
 }
 
+/* max |y| over lanes of their own, which vectorize (one running max is a chain the
+ * compiler may not reorder); a max is exact, so any order gives the row's one value.
+ * NaN never wins: the row's scale comes from the rest. */
 static inline ACC MY_OPS_NAME(fp8_abs_max)(const ACC *y, int64_t n) {
+    enum { LANES = 16 };
+    ACC lane[LANES] = {0};
+    int64_t j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int k = 0; k < LANES; ++k) {
+            const ACC a = y[j + k] < 0 ? -y[j + k] : y[j + k];
+            lane[k] = a > lane[k] ? a : lane[k];
+        }
     ACC amax = 0;
-    for (int64_t j = 0; j < n; ++j) {
+    for (; j < n; ++j) {
         const ACC a = y[j] < 0 ? -y[j] : y[j];
-        amax = a > amax ? a : amax; /* NaN never wins: the row's scale comes from the rest */
+        amax = a > amax ? a : amax;
     }
+    for (int k = 0; k < LANES; ++k) amax = lane[k] > amax ? lane[k] : amax;
     return amax;
 }
 
