@@ -4,6 +4,7 @@
  */
 
 #define SUM_OF_SQUARES MY_OPS_CAT(my_ops_sum_of_squares_, ACC)
+#define ABS_MAX MY_OPS_CAT(my_ops_abs_max_, ACC)
 #define ACTIVATION MY_OPS_CAT(my_ops_activation_, ACC)
 #define NARROW MY_OPS_CAT(my_ops_fp8_narrow_, ACC)
 
@@ -31,27 +32,6 @@ static inline MY_OPS_NAME(fp8_factors)
     f.pre = 1;
     f.inv = (ACC)1 / (ACC)scale;
     return f;
-}
-
-/* max |y| over lanes of their own, which vectorize (one running max is a chain the
- * compiler may not reorder); a max is exact, so any order gives the row's one value.
- * NaN never wins: the row's scale comes from the rest. */
-static inline ACC MY_OPS_NAME(fp8_abs_max)(const ACC *y, int64_t n) {
-    enum { LANES = 16 };
-    ACC lane[LANES] = {0};
-    int64_t j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (int k = 0; k < LANES; ++k) {
-            const ACC a = y[j + k] < 0 ? -y[j + k] : y[j + k];
-            lane[k] = a > lane[k] ? a : lane[k];
-        }
-    ACC amax = 0;
-    for (; j < n; ++j) {
-        const ACC a = y[j] < 0 ? -y[j] : y[j];
-        amax = a > amax ? a : amax;
-    }
-    for (int k = 0; k < LANES; ++k) amax = lane[k] > amax ? lane[k] : amax;
-    return amax;
 }
 
 static inline void MY_OPS_NAME(fp8_store)(const ACC *y, MY_OPS_NAME(fp8_factors) f, uint8_t *out,
@@ -89,7 +69,7 @@ MY_OPS_MULTIVERSION static int MY_OPS_NAME(rms_norm_fp8)(my_ops_dtype weight_dty
         const ACC rstd = (ACC)1 / MY_OPS_SQRT(mean_square + (ACC)eps);
         /* rstd * (x * w), as the CUDA kernels (whose amax is rstd * max |x * w|) */
         for (int64_t j = 0; j < hidden; ++j) row[j] = (row[j] * w[j]) * rstd;
-        const ACC amax = scaling.static_scale ? 0 : MY_OPS_NAME(fp8_abs_max)(row, hidden);
+        const ACC amax = scaling.static_scale ? 0 : ABS_MAX(row, hidden);
         MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_row_factors)(scaling, r, amax),
                                out + r * hidden, hidden);
     }
@@ -108,7 +88,7 @@ static MY_OPS_ALWAYS_INLINE int MY_OPS_NAME(act_and_mul_fp8_body)(int act, const
         const T *gate = x + r * x_stride;
         const T *up = gate + d;
         for (int64_t j = 0; j < d; ++j) row[j] = ACTIVATION(act, LOAD(gate[j])) * LOAD(up[j]);
-        const ACC amax = scaling.static_scale ? 0 : MY_OPS_NAME(fp8_abs_max)(row, d);
+        const ACC amax = scaling.static_scale ? 0 : ABS_MAX(row, d);
         MY_OPS_NAME(fp8_store)(row, MY_OPS_NAME(fp8_row_factors)(scaling, r, amax), out + r * d, d);
     }
     my_ops_free_scratch(scratch, 1);
@@ -125,5 +105,6 @@ MY_OPS_ACTIVATIONS(MY_OPS_ACT_AND_MUL_FP8_INSTANCE)
 #undef MY_OPS_ACT_AND_MUL_FP8_INSTANCE
 
 #undef SUM_OF_SQUARES
+#undef ABS_MAX
 #undef ACTIVATION
 #undef NARROW

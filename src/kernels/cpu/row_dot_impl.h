@@ -1,6 +1,6 @@
 /*
- * Sums over a row in the accumulator type ACC (float or double), included
- * once per type by rows.h. No include guard, on purpose.
+ * Reductions over a row in the accumulator type ACC (float or double),
+ * included once per type by rows.h. No include guard, on purpose.
  */
 
 /* sum of a[j] * b[j] (a == b: the sum of squares) */
@@ -22,4 +22,25 @@ static inline double MY_OPS_CAT(my_ops_dot_, ACC)(const ACC *a, const ACC *b, in
 
 static inline double MY_OPS_CAT(my_ops_sum_of_squares_, ACC)(const ACC *row, int64_t n) {
     return MY_OPS_CAT(my_ops_dot_, ACC)(row, row, n);
+}
+
+/* max |row[j]| over lanes of their own, which vectorize (one running max is a chain
+ * the compiler may not reorder); a max is exact, so any order gives the one value.
+ * NaN never wins (the fp8 per-token scale comes from the rest of the row). */
+static inline ACC MY_OPS_CAT(my_ops_abs_max_, ACC)(const ACC *row, int64_t n) {
+    enum { LANES = 16 };
+    ACC lane[LANES] = {0};
+    int64_t j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int k = 0; k < LANES; ++k) {
+            const ACC a = row[j + k] < 0 ? -row[j + k] : row[j + k];
+            lane[k] = a > lane[k] ? a : lane[k];
+        }
+    ACC amax = 0;
+    for (; j < n; ++j) {
+        const ACC a = row[j] < 0 ? -row[j] : row[j];
+        amax = a > amax ? a : amax;
+    }
+    for (int k = 0; k < LANES; ++k) amax = lane[k] > amax ? lane[k] : amax;
+    return amax;
 }

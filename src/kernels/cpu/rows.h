@@ -58,7 +58,7 @@ static inline void my_ops_free_scratch(void **slots, int count) {
  */
 #define MY_OPS_SUM_BLOCK 64
 
-/* my_ops_dot_float, my_ops_sum_of_squares_float and the same for double */
+/* my_ops_dot_float, my_ops_sum_of_squares_float, my_ops_abs_max_float and the same for double */
 #define ACC float
 #include "row_dot_impl.h"
 #undef ACC
