@@ -34,9 +34,14 @@ SHAPES = {
     # vectors, leaves contiguous rows past the first unaligned, and the gated units' halves odd)
     "cuda": [(2053, 64), (1031, 4096), (300, 8192), (300, 16384), (300, 4098), (263, 5000), (37, 32768)],
 }
-# Row ranges of the full call, each called alone.
-PARTS = [(0, 1), (5, 6), (0, 7), (30, 37), (1, 257)]
 INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+# Row ranges of the full call, each called alone: near its start, and past the
+# first 257 rows (the middle row, the last rows, a range across the last wave).
+def parts(rows: int) -> list[tuple[int, int]]:
+    return [(0, 1), (5, 6), (0, 7), (30, 37), (1, 257), (rows // 2, rows // 2 + 1), (rows - 1, rows),
+            (rows - 33, rows)]
 
 
 def bits(t: torch.Tensor) -> torch.Tensor:
@@ -108,7 +113,7 @@ def test_row_output_does_not_depend_on_the_batch(spec, device, rows, width, dtyp
     args = spec.resolve(x)
     with torch.no_grad():
         full = outputs(spec, args)
-        for start, stop in PARTS:
+        for start, stop in parts(rows):
             part = slice(start, stop)
             alone = outputs(spec, take_rows(args, rows, part))
             for index, (whole, piece) in enumerate(zip(full, alone)):
@@ -160,7 +165,7 @@ def test_triton_rms_norm_batch_invariance_and_determinism(rows, width, dtype, we
     w = torch.empty(width, dtype=dtype if weight_dtype == "x's" else weight_dtype, device="cuda").uniform_(0.5, 1.5)
     with torch.no_grad():
         full = my_ops.triton_rms_norm(x, w, 1e-6)
-        for start, stop in PARTS:
+        for start, stop in parts(rows):
             alone = my_ops.triton_rms_norm(x[start:stop], w, 1e-6)
             assert same_bits(full[start:stop], alone), f"rows {start}:{stop} differ alone"
     grad = torch.randn_like(full)
