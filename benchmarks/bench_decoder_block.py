@@ -144,7 +144,7 @@ def _run_mode(device, mode: str, batch: int, tokens: int) -> list[Row]:
                 times.append(time_call(call, sets, device, graph=mode == "decode"))
     return [Row(str(device), "decoder_block", mode, "bfloat16", f"{batch}x{tokens}x{HIDDEN}", name,
                 statistics.mean(us for us, _ in times), math.nan,
-                timing=f"{times[0][1]}, mean of 2 passes in opposite orders")
+                timing=f"{' + '.join(dict.fromkeys(how for _, how in times))}, mean of 2 passes in opposite orders")
             for name, (_, _, times) in timed.items()]
 
 
