@@ -51,7 +51,7 @@ def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1
     """
     if type(eps) is not float:
         eps = _checked_eps("rms_norm_fp8", eps)
-    return _ops.rms_norm_fp8.default(x, weight, scale, eps)
+    return call_mutating(_ops.rms_norm_fp8.default, (x, weight, scale, eps))
 
 
 def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
@@ -62,7 +62,7 @@ def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
     """
     if type(eps) is not float:
         eps = _checked_eps("rms_norm_fp8_per_token", eps)
-    return _ops.rms_norm_fp8_per_token.default(x, weight, eps, scale_ub)
+    return call_mutating(_ops.rms_norm_fp8_per_token.default, (x, weight, eps, scale_ub))
 
 
 def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor,
@@ -83,12 +83,12 @@ def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor
 
 def silu_and_mul_fp8(x: Tensor, scale: Tensor) -> Tensor:
     """``fp8(silu(x[..., :d]) * x[..., d:] / scale)``: x [..., 2 * d] -> float8_e4m3fn [..., d]."""
-    return _ops.silu_and_mul_fp8.default(x, scale)
+    return call_mutating(_ops.silu_and_mul_fp8.default, (x, scale))
 
 
 def silu_and_mul_fp8_per_token(x: Tensor, scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """``(out, scales)``: silu(x[..., :d]) * x[..., d:] quantized row by row, scales float32 [..., 1]."""
-    return _ops.silu_and_mul_fp8_per_token.default(x, scale_ub)
+    return call_mutating(_ops.silu_and_mul_fp8_per_token.default, (x, scale_ub))
 
 
 # ------------------------------------------------------------ fake kernels
