@@ -23,7 +23,8 @@ static inline MY_OPS_NAME(fp8_factors)
         f.inv = (ACC)1 / (ACC)(*s.static_scale * pre);
         return f;
     }
-    /* (in ACC: a float64 amax past float's range still gives a finite scale) */
+    /* (in ACC: a float64 amax past float's range gives a finite scale up to
+       448 * FLT_MAX; past that the float32 scale is inf and the row's bytes 0) */
     ACC bound = amax;
     if (s.scale_ub != NULL && (ACC)*s.scale_ub < bound) bound = (ACC)*s.scale_ub;
     float scale = (float)(bound / (ACC)MY_OPS_FP8_MAX);

@@ -87,7 +87,8 @@ template <typename A> __device__ __forceinline__ Factors<A> static_factors(float
 template <typename A>
 __device__ __forceinline__ Factors<A> row_factors(const my_ops_fp8_scaling &s, int64_t row,
                                                   A amax) {
-    // (in A: a float64 amax past float's range still gives a finite scale)
+    // (in A: a float64 amax past float's range gives a finite scale up to
+    // 448 * FLT_MAX; past that the float32 scale is inf and the row's bytes 0)
     A bound = amax;
     if (s.scale_ub != nullptr && A(*s.scale_ub) < bound) bound = A(*s.scale_ub);
     const float scale = fmaxf(float(bound / A(MY_OPS_FP8_MAX)), MY_OPS_FP8_MIN_SCALE);
