@@ -14,7 +14,10 @@ subnormal scale saturates, zero gives +-448 and NaN where y is 0, a negative
 scale flips signs, NaN gives NaN). Per token, a NaN in a row gives a NaN byte where it stands and does not
 count toward the row's amax (vLLM's rule): the row's scale comes from its
 other values (a normalized row with a NaN is all NaN, with the floor scale);
-a row of no values gets the floor scale.
+a row of no values gets the floor scale. An infinite value in a row (or a
+product that overflows the row's type) gives that row an infinite scale and
+its other bytes 0, as vLLM's kernels do; so does a float64 amax past
+448 * FLT_MAX, which the float32 scale cannot hold.
 
 eps=None is the machine epsilon of the dtype the statistics are computed in
 (float32; float64 for float64 x), as for rms_norm and
