@@ -58,7 +58,8 @@ for version in "${versions[@]}"; do
     (
         set -e
         echo "== $name: installing torch and the build tools"
-        "$venv/bin/python" -m pip install --quiet torch=="$version" scikit-build-core cmake ninja
+        # (--no-cache-dir: the kept venv is the cache; pip's own would hold another 3 GB per torch)
+        "$venv/bin/python" -m pip install --quiet --no-cache-dir torch=="$version" scikit-build-core cmake ninja
         "$venv/bin/python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
         echo "== $name: building $sdist"
         rm -rf "$out/$name-wheel" "$out/$name-site"
