@@ -10,7 +10,11 @@
 Bits are compared, not values: -0.0 against 0.0 or two NaN payloads would be a
 difference too. Every forward op of the specs is covered (the backward ops are
 checked for determinism through autograd), on every device; the CUDA shapes
-are large enough to reach the kernels' multi-wave and wide-row layouts.
+are large enough to reach the kernels' multi-wave and wide-row layouts, and
+CUDA takes every float dtype (the CPU kernels share one loop per dtype class
+and take two). Layouts: contiguous, rows read in place at two strides, and a
+3-D x whose inner rows are read in place; weights of x's dtype and, beside
+16-bit x, float32 (mixed precision's, a kernel path of its own).
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ from specs import ALL, OpSpec
 
 FORWARD = [s for s in ALL if not s.name.endswith("_backward")]
 DIFFERENTIABLE = [s for s in FORWARD if s.differentiable]
-INVARIANCE_DTYPES = [torch.float32, torch.bfloat16]
+INVARIANCE_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
+DTYPES_ON = {"cpu": INVARIANCE_DTYPES[:2], "cuda": INVARIANCE_DTYPES}
+LAYOUTS = ["contiguous", "sliced", "sliced_odd", "3d"]
+WEIGHTS = ["x's", "float32"]
 # (rows, width) per device: the rows of the full call (not equal to any other
 # dimension, so the row dimension of each argument is told apart by its size).
 SHAPES = {
@@ -58,7 +65,11 @@ def rows_input(rows, width, dtype, device, layout) -> torch.Tensor:
     """x of [rows, width]: contiguous, or rows sliced from wider rows (read in
     place): "sliced" at a stride of width + 8, "sliced_odd" at width + 3,
     whose rows start at every 16-byte phase, some of them aligned (a row
-    called alone, x[i:i+1], keeps the stride)."""
+    called alone, x[i:i+1], keeps the stride); "3d": x of [rows, 2, width],
+    sliced from [rows, 2, width + 8] (a part x[i:j] holds 2 (j - i) rows)."""
+    if layout == "3d":
+        wide = torch.empty(rows, 2, width + 8, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
+        return wide[..., 4:4 + width]
     if layout == "contiguous":
         return torch.empty(rows, width, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
     if layout == "sliced_odd":
@@ -96,21 +107,38 @@ def outputs(spec: OpSpec, args: tuple) -> list:
     return written + (list(result) if isinstance(result, (tuple, list)) else [result])
 
 
-def shape_cases():
-    return [(device, rows, width) for device in DEVICES for rows, width in SHAPES[device.split(":")[0]]]
+def taken(spec: OpSpec, device: str, width: int, dtype, layout: str, weight: str) -> bool:
+    """Whether the case is one the op takes and that adds a kernel path: the
+    CPU kernels share one loop per dtype class (two dtypes cover them); a 3-D x
+    is a row-wise op's; a float32 weight is mixed precision's, beside 16-bit x."""
+    return (dtype in DTYPES_ON[device.split(":")[0]] and dtype in spec.dtypes
+            # (matmul's [rows, 32768] @ [32768, 4] adds nothing the narrower shapes do not)
+            and not (spec.name == "matmul" and width > 5000)
+            and (layout != "3d" or spec.row_wise)
+            and (weight == "x's" or ("weight" in spec.argument_names() and dtype.itemsize == 2)))
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "sliced", "sliced_odd"])
-@pytest.mark.parametrize("dtype", INVARIANCE_DTYPES, ids=lambda d: str(d).replace("torch.", ""))
-@pytest.mark.parametrize("device,rows,width", shape_cases(), ids=lambda v: str(v))
-@pytest.mark.parametrize("spec", FORWARD, ids=lambda s: s.id)
-def test_row_output_does_not_depend_on_the_batch(spec, device, rows, width, dtype, layout):
-    if dtype not in spec.dtypes:
-        pytest.skip(f"{spec.id} does not take {dtype}")
-    if spec.name == "matmul" and width > 5000:
-        pytest.skip("matmul's [rows, 32768] @ [32768, 4] adds nothing the narrower shapes do not")
+def cases(specs: list, layouts: list) -> list:
+    """pytest params (spec, device, rows, width, dtype, layout, weight) of the cases taken."""
+    return [pytest.param(spec, device, rows, width, dtype, layout, weight,
+                         id=f"{spec.id}-{device}-{rows}x{width}-{str(dtype)[6:]}-{layout}-weight_{weight}".replace(
+                             "'", ""))
+            for spec in specs for device in DEVICES for rows, width in SHAPES[device.split(":")[0]]
+            for dtype in INVARIANCE_DTYPES for layout in layouts for weight in WEIGHTS
+            if taken(spec, device, width, dtype, layout, weight)]
+
+
+def with_weight(spec: OpSpec, args: tuple, weight: str) -> tuple:
+    if weight == "x's":
+        return args
+    at = spec.argument_names().index("weight")
+    return (*args[:at], args[at].float(), *args[at + 1:])
+
+
+@pytest.mark.parametrize("spec,device,rows,width,dtype,layout,weight", cases(FORWARD, LAYOUTS))
+def test_row_output_does_not_depend_on_the_batch(spec, device, rows, width, dtype, layout, weight):
     x = rows_input(rows, width, dtype, device, layout)
-    args = spec.resolve(x)
+    args = with_weight(spec, spec.resolve(x), weight)
     with torch.no_grad():
         full = outputs(spec, args)
         for start, stop in parts(rows):
@@ -123,24 +151,20 @@ def test_row_output_does_not_depend_on_the_batch(spec, device, rows, width, dtyp
 
 
 def _gradients(spec: OpSpec, args: tuple, grad_outs: list) -> list:
-    leaves = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-              for a in args]
+    # (copies laid out as the arguments: a clone would make a sliced x contiguous)
+    leaves = [copy_in_place(a.detach()).requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point()
+              else a for a in args]
     result = spec.call(leaves[0], tuple(leaves[1:]))
     result = list(result) if isinstance(result, (tuple, list)) else [result]
     inputs = [a for a in leaves if isinstance(a, torch.Tensor)]
     return list(torch.autograd.grad(result, inputs, grad_outs))
 
 
-@pytest.mark.parametrize("dtype", INVARIANCE_DTYPES, ids=lambda d: str(d).replace("torch.", ""))
-@pytest.mark.parametrize("device,rows,width", shape_cases(), ids=lambda v: str(v))
-@pytest.mark.parametrize("spec", DIFFERENTIABLE, ids=lambda s: s.id)
-def test_backward_is_deterministic(spec, device, rows, width, dtype):
-    if dtype not in spec.dtypes:
-        pytest.skip(f"{spec.id} does not take {dtype}")
-    if spec.name == "matmul" and width > 5000:
-        pytest.skip("matmul's [rows, 32768] @ [32768, 4] adds nothing the narrower shapes do not")
-    x = rows_input(rows, width, dtype, device, "contiguous")
-    args = spec.resolve(x)
+# (sliced: the backward reads x in place too)
+@pytest.mark.parametrize("spec,device,rows,width,dtype,layout,weight", cases(DIFFERENTIABLE, ["contiguous", "sliced"]))
+def test_backward_is_deterministic(spec, device, rows, width, dtype, layout, weight):
+    x = rows_input(rows, width, dtype, device, layout)
+    args = with_weight(spec, spec.resolve(x), weight)
     with torch.no_grad():
         grad_outs = [torch.randn_like(o) for o in outputs(spec, args)]
     first = _gradients(spec, args, grad_outs)
@@ -159,8 +183,8 @@ needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="the Trito
 @pytest.mark.parametrize("dtype", INVARIANCE_DTYPES, ids=lambda d: str(d).replace("torch.", ""))
 @pytest.mark.parametrize("rows,width", SHAPES["cuda"], ids=str)
 def test_triton_rms_norm_batch_invariance_and_determinism(rows, width, dtype, weight_dtype, layout):
-    if dtype == torch.float32 and weight_dtype == torch.float32:
-        pytest.skip("the same as a weight of x's dtype")
+    if weight_dtype == torch.float32 and dtype.itemsize != 2:
+        pytest.skip("a float32 weight is mixed precision's beside 16-bit x")
     x = rows_input(rows, width, dtype, "cuda", layout)
     w = torch.empty(width, dtype=dtype if weight_dtype == "x's" else weight_dtype, device="cuda").uniform_(0.5, 1.5)
     with torch.no_grad():
