@@ -4,8 +4,9 @@ CUDA: each provider's call is captured N times into a CUDA graph (rotating
 through enough input sets to exceed the L2 cache several times), the graph is
 replayed, and the median replay time over many replays, divided by N, is the
 time per call: device time without launch gaps. Forward+backward is timed
-with CUDA events around batches of iterations queued back to back (the host
-runs ahead of the device, as in training). CPU: median wall time with time.perf_counter.
+with CUDA events around batches of iterations queued back to back behind an
+untimed one (the host runs ahead of the device, as in training). CPU: median
+wall time with time.perf_counter.
 
 Effective bandwidth counts each input read once and each output written once.
 """
@@ -89,7 +90,11 @@ def time_events(call: Callable[[tuple], object], sets: list[tuple], reps: int = 
 
     The host queues the next calls while the device runs, as in a training
     step, so host-side overhead (Python autograd, dispatch) counts only where
-    it would stall the device there too.
+    it would stall the device there too. One untimed call is queued before
+    the start event, so the batch starts behind work already on the device,
+    as a layer's call starts behind the layer before it: from an idle device,
+    the host's time to reach the first kernel of the batch would count once
+    per batch, although a model never waits for it.
     """
     for i in range(warmup):
         call(sets[i % len(sets)])
@@ -97,6 +102,7 @@ def time_events(call: Callable[[tuple], object], sets: list[tuple], reps: int = 
     times = []
     for i in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        call(sets[(i * batch + batch - 1) % len(sets)])  # the lead call (untimed)
         start.record()
         for j in range(batch):
             call(sets[(i * batch + j) % len(sets)])
@@ -125,8 +131,8 @@ def time_call(call, sets, device: torch.device, graph: bool = True) -> tuple[flo
             return time_graph(call, sets), "cuda-graph"
         except Exception as error:  # a provider that cannot be captured: time it eagerly
             torch.cuda.synchronize()
-            return time_events(call, sets), f"events ({type(error).__name__} in capture)"
-    return time_events(call, sets), "events"
+            return time_events(call, sets), f"events behind a lead call ({type(error).__name__} in capture)"
+    return time_events(call, sets), "events behind a lead call"
 
 
 def copy_bandwidth(device: torch.device, numel: int = 8 * 4096 * 4096) -> float:

@@ -1,11 +1,13 @@
 """The compiled decoder block at a 1 x 4096 prefill, torch's ops against
 my_ops' (benchmarks/bench_decoder_block.py): the host time to queue one
-compiled call (perf_counter, the GPU idle before it) and the time a call over
+compiled call (perf_counter, the GPU idle before it), the time a call over
 10 calls queued back to back (common.time_events, the benchmark's timing),
-under torch.no_grad() and torch.inference_mode(), twice each, the second
-round in the other order. Then, with --profile, the CUDA kernels of one
-compiled call of each block by device time (torch.profiler), in both orders:
-whether the blocks differ in kernels (a fusion barrier) or in host time.
+and the time a call in CUDA-graph replays (common.time_graph: the device
+alone, no host time at all), under torch.no_grad() and
+torch.inference_mode(), twice each, the second round in the other order.
+Then, with --profile, the CUDA kernels of one compiled call of each block by
+device time (torch.profiler), in both orders: whether the blocks differ in
+kernels (a fusion barrier) or in host time.
 
   python benchmarks/tuning/decoder_block_host.py [--profile]
 """
@@ -21,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_decoder_block as block_bench  # noqa: E402
-from common import time_events  # noqa: E402
+from common import time_events, time_graph  # noqa: E402
 
 DEVICE = torch.device("cuda")
 CONTEXTS = [("no_grad", torch.no_grad), ("inference_mode", torch.inference_mode)]
@@ -33,7 +35,7 @@ def compiled_blocks(order: int):
     return [(name, torch.compile(b, fullgraph=True)) for name, b in (blocks if order == 0 else blocks[::-1])]
 
 
-def host_and_events(order: int, context) -> dict[str, tuple[float, float]]:
+def host_and_events(order: int, context) -> dict[str, tuple[float, float, float]]:
     x0 = torch.randn(1, 4096, block_bench.HIDDEN, device=DEVICE, dtype=torch.bfloat16)
     out = {}
     with context():
@@ -49,7 +51,8 @@ def host_and_events(order: int, context) -> dict[str, tuple[float, float]]:
                 host.append((time.perf_counter() - start) * 1e6)
                 torch.cuda.synchronize()
             queued = statistics.mean(time_events(lambda s, block=block: block(s[0]), [(x,)]) for _ in range(2))
-            out[name] = (statistics.median(host), queued)
+            graphed = time_graph(lambda s, block=block: block(s[0]), [(x,)])
+            out[name] = (statistics.median(host), queued, graphed)
     return out
 
 
@@ -80,6 +83,7 @@ if __name__ == "__main__":
             r = host_and_events(order, context)
             print(f"{label:15s} host us to queue a call: torch {r['torch'][0]:.0f}, my_ops {r['my_ops'][0]:.0f};  "
                   f"us a call, 10 queued: torch {r['torch'][1]:.1f}, my_ops {r['my_ops'][1]:.1f} "
-                  f"-> {r['my_ops'][1] / r['torch'][1]:.3f}", flush=True)
+                  f"-> {r['my_ops'][1] / r['torch'][1]:.3f};  graph replays: torch {r['torch'][2]:.1f}, "
+                  f"my_ops {r['my_ops'][2]:.1f} -> {r['my_ops'][2] / r['torch'][2]:.3f}", flush=True)
     if "--profile" in sys.argv:
         profile_kernels()
