@@ -9,12 +9,14 @@
 
 Bits are compared, not values: -0.0 against 0.0 or two NaN payloads would be a
 difference too. Every forward op of the specs is covered (the backward ops are
-checked for determinism through autograd), on every device; the CUDA shapes
-are large enough to reach the kernels' multi-wave and wide-row layouts, and
-CUDA takes every float dtype (the CPU kernels share one loop per dtype class
-and take two). Layouts: contiguous, rows read in place at two strides, and a
-3-D x whose inner rows are read in place; weights of x's dtype and, beside
-16-bit x, float32 (mixed precision's, a kernel path of its own).
+checked for determinism through autograd), on every device, in every float
+dtype; the CUDA shapes are large enough to reach the kernels' multi-wave and
+wide-row layouts, their row counts follow the GPU's multiprocessor count.
+Layouts: contiguous, rows read in place at two strides (the other row-shaped
+arguments contiguous, or laid out as x), and a 3-D x whose inner rows are read
+in place; weights of x's dtype and, beside 16-bit x, float32 (mixed
+precision's, a kernel path of its own). A part is also called on rows copied
+out of the batch, for the ops that promise one order for every layout.
 """
 
 from __future__ import annotations
@@ -29,17 +31,25 @@ from specs import ALL, OpSpec
 FORWARD = [s for s in ALL if not s.name.endswith("_backward")]
 DIFFERENTIABLE = [s for s in FORWARD if s.differentiable]
 INVARIANCE_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
-DTYPES_ON = {"cpu": INVARIANCE_DTYPES[:2], "cuda": INVARIANCE_DTYPES}
-LAYOUTS = ["contiguous", "sliced", "sliced_odd", "3d"]
+LAYOUTS = ["contiguous", "sliced", "sliced_alike", "sliced_odd", "3d"]
 WEIGHTS = ["x's", "float32"]
+# The ops whose CUDA C kernel for a row may follow the call's layout (its
+# stride and 16-byte phase), so a row copied out of its batch may be summed
+# in another order (docs/determinism.md, "Not covered"); every other op reads
+# a row in one order whatever its layout.
+READ_BY_LAYOUT = {"rms_norm", "fused_add_rms_norm"}
+# More rows than two per multiprocessor: the CUDA kernels' many-row launches
+# (rows.cuh's few_rows below it), which the full call takes and its parts do not.
+MANY = max(301, 2 * torch.cuda.get_device_properties(0).multi_processor_count + 37) \
+    if torch.cuda.is_available() else 301
 # (rows, width) per device: the rows of the full call (not equal to any other
 # dimension, so the row dimension of each argument is told apart by its size).
 SHAPES = {
     "cpu": [(301, 64), (67, 1000)],
-    # (300 rows: the full call takes the many-row launches, its parts the few-row ones, at the
-    # widths of each fp8 RMSNorm layout, 4096, 8192 and 16384; width 4098, not whole 16-byte
-    # vectors, leaves contiguous rows past the first unaligned, and the gated units' halves odd)
-    "cuda": [(2053, 64), (1031, 4096), (300, 8192), (300, 16384), (300, 4098), (263, 5000), (37, 32768)],
+    # (MANY rows at the widths of each fp8 RMSNorm layout, 4096, 8192 and 16384; width 4098, not
+    # whole 16-byte vectors, leaves contiguous rows past the first unaligned, and the gated units'
+    # halves odd; 37 rows of 32768: few rows, each split over blocks)
+    "cuda": [(2053, 64), (1031, 4096), (MANY, 8192), (MANY, 16384), (MANY, 4098), (MANY + 2, 5000), (37, 32768)],
 }
 INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
@@ -65,8 +75,10 @@ def rows_input(rows, width, dtype, device, layout) -> torch.Tensor:
     """x of [rows, width]: contiguous, or rows sliced from wider rows (read in
     place): "sliced" at a stride of width + 8, "sliced_odd" at width + 3,
     whose rows start at every 16-byte phase, some of them aligned (a row
-    called alone, x[i:i+1], keeps the stride); "3d": x of [rows, 2, width],
-    sliced from [rows, 2, width + 8] (a part x[i:j] holds 2 (j - i) rows)."""
+    called alone, x[i:i+1], keeps the stride); "sliced_alike" as "sliced" (the
+    test lays the op's other arguments of x's shape out as x too); "3d": x of
+    [rows, 2, width], sliced from [rows, 2, width + 8] (a part x[i:j] holds
+    2 (j - i) rows)."""
     if layout == "3d":
         wide = torch.empty(rows, 2, width + 8, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
         return wide[..., 4:4 + width]
@@ -76,13 +88,15 @@ def rows_input(rows, width, dtype, device, layout) -> torch.Tensor:
         wide = torch.empty(rows, width + 3, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
         return wide[:, :width]
     wide = torch.empty(rows, width + 8, dtype=torch.float64, device=device).uniform_(-3, 3).to(dtype)
-    return wide[:, 4:4 + width]
+    return wide[:, 4:4 + width]  # ("sliced", "sliced_alike")
 
 
-def take_rows(args: tuple, rows: int, part: slice) -> tuple:
-    """The arguments of a call on x[part]: tensors with x's row count are sliced, the rest shared."""
-    return tuple(a[part] if isinstance(a, torch.Tensor) and a.dim() >= 2 and a.shape[0] == rows else a
-                 for a in args)
+def take_rows(args: tuple, rows: int, part: slice, copied: bool = False) -> tuple:
+    """The arguments of a call on x[part]: tensors with x's row count are
+    sliced (`copied`: into contiguous copies), the rest shared."""
+    def take(a):
+        return a[part].contiguous() if copied else a[part]
+    return tuple(take(a) if isinstance(a, torch.Tensor) and a.dim() >= 2 and a.shape[0] == rows else a for a in args)
 
 
 def copy_in_place(t: torch.Tensor) -> torch.Tensor:
@@ -92,6 +106,18 @@ def copy_in_place(t: torch.Tensor) -> torch.Tensor:
     storage = torch.empty(extent if t.numel() else 0, dtype=t.dtype, device=t.device)
     copy = storage.as_strided(t.shape, t.stride(), t.storage_offset())
     return copy.copy_(t)
+
+
+def laid_out_like(args: tuple, x: torch.Tensor) -> tuple:
+    """The arguments with every tensor of x's shape but x laid out as x: rows
+    of one phase and stride across the call's tensors, which the CUDA C
+    fused_add_rms_norm reads with covering vectors (another kernel than a
+    contiguous residual beside a sliced x takes)."""
+    def like_x(a):
+        copy = copy_in_place(x)
+        return copy.copy_(a)
+    return tuple(like_x(a) if isinstance(a, torch.Tensor) and a is not x and a.shape == x.shape else a
+                 for a in args)
 
 
 def outputs(spec: OpSpec, args: tuple) -> list:
@@ -108,10 +134,9 @@ def outputs(spec: OpSpec, args: tuple) -> list:
 
 
 def taken(spec: OpSpec, device: str, width: int, dtype, layout: str, weight: str) -> bool:
-    """Whether the case is one the op takes and that adds a kernel path: the
-    CPU kernels share one loop per dtype class (two dtypes cover them); a 3-D x
-    is a row-wise op's; a float32 weight is mixed precision's, beside 16-bit x."""
-    return (dtype in DTYPES_ON[device.split(":")[0]] and dtype in spec.dtypes
+    """Whether the case is one the op takes and that adds a kernel path: a 3-D
+    x is a row-wise op's; a float32 weight is mixed precision's, beside 16-bit x."""
+    return (dtype in spec.dtypes
             # (matmul's [rows, 32768] @ [32768, 4] adds nothing the narrower shapes do not)
             and not (spec.name == "matmul" and width > 5000)
             and (layout != "3d" or spec.row_wise)
@@ -139,15 +164,20 @@ def with_weight(spec: OpSpec, args: tuple, weight: str) -> tuple:
 def test_row_output_does_not_depend_on_the_batch(spec, device, rows, width, dtype, layout, weight):
     x = rows_input(rows, width, dtype, device, layout)
     args = with_weight(spec, spec.resolve(x), weight)
+    if layout == "sliced_alike":
+        args = laid_out_like(args, x)
+    # (the rows copied out as well where the op reads every layout in one order: docs/determinism.md)
+    presentations = [False] if layout == "contiguous" or spec.name in READ_BY_LAYOUT else [False, True]
     with torch.no_grad():
         full = outputs(spec, args)
         for start, stop in parts(rows):
             part = slice(start, stop)
-            alone = outputs(spec, take_rows(args, rows, part))
-            for index, (whole, piece) in enumerate(zip(full, alone)):
-                assert same_bits(whole[part], piece), (
-                    f"{spec.id}: output {index} of rows {start}:{stop} differs when called with "
-                    f"{stop - start} rows instead of {rows}")
+            for copied in presentations:
+                alone = outputs(spec, take_rows(args, rows, part, copied))
+                for index, (whole, piece) in enumerate(zip(full, alone)):
+                    assert same_bits(whole[part], piece), (
+                        f"{spec.id}: output {index} of rows {start}:{stop} differs when called with "
+                        f"{stop - start} rows{' copied out' if copied else ''} instead of {rows}")
 
 
 def _gradients(spec: OpSpec, args: tuple, grad_outs: list) -> list:
