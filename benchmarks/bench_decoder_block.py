@@ -37,10 +37,16 @@ import torch.nn.functional as F
 from torch import nn
 
 import my_ops
-from common import Row, time_call
+from common import Row, time_events, time_graph
 
 HIDDEN, INTERMEDIATE, HEADS, EPS = 4096, 11008, 32, 1e-6
 CACHE = 1024
+# Rounds per case, each provider timed once a round, the order reversed every
+# round: the GPU's clock drifts over a run (H100: the same block's matrix
+# products took up to 8% longer timed after the other provider than before it),
+# which one fixed order would charge to whichever provider comes last; the
+# spread of the per-round ratios shows what a difference has to exceed.
+ROUNDS = 6
 BASELINES = {("decoder_block", mode): "torch eager" for mode in ("prefill", "decode", "train")}
 
 
@@ -119,7 +125,9 @@ def _run_mode(device, mode: str, batch: int, tokens: int) -> list[Row]:
         cache = (torch.randn(shape, device=device, dtype=torch.bfloat16),
                  torch.randn(shape, device=device, dtype=torch.bfloat16))
     timed = {}
-    with torch.set_grad_enabled(train):
+    # (inference as servers run it: under inference_mode, which skips the autograd and
+    # version-counter work that no_grad still does; tuning/decoder_block_host.py times both)
+    with torch.enable_grad() if train else torch.inference_mode():
         want = providers["torch eager"](x.clone(), cache)  # (an inference block updates its input)
         grad = torch.randn_like(want)
         for name, block in providers.items():
@@ -134,18 +142,23 @@ def _run_mode(device, mode: str, batch: int, tokens: int) -> list[Row]:
                     return block(s[0], cache)
             # each provider its own input: an inference block adds each call's attention into it
             timed[name] = (call, [(x.clone().requires_grad_(train),)], [])
-        # Two passes in opposite orders, averaged: the GPU's clock drifts over a run
-        # (H100: the same block's matrix products took up to 8% longer timed after
-        # the other provider than before it), which one fixed order would charge
-        # to whichever provider comes last.
-        for order in (list(timed), list(reversed(timed))):
-            for name in order:
+        for round_ in range(ROUNDS):
+            for name in list(timed) if round_ % 2 == 0 else list(reversed(timed)):
                 call, sets, times = timed[name]
-                times.append(time_call(call, sets, device, graph=mode == "decode"))
-    return [Row(str(device), "decoder_block", mode, "bfloat16", f"{batch}x{tokens}x{HIDDEN}", name,
-                statistics.mean(us for us, _ in times), math.nan,
-                timing=f"{' + '.join(dict.fromkeys(how for _, how in times))}, mean of 2 passes in opposite orders")
-            for name, (_, _, times) in timed.items()]
+                # decode: CUDA graphs, as servers replay decode steps; else events over 10 queued calls
+                times.append(time_graph(call, sets, replays=10) if mode == "decode" else
+                             time_events(call, sets, reps=10))
+    how = "cuda-graph" if mode == "decode" else "events behind a lead call"
+    rows = []
+    for name, (_, _, times) in timed.items():
+        spread = ""
+        if name.startswith("my_ops"):
+            ratios = [mine / theirs for mine, theirs in zip(times, timed[name.replace("my_ops", "torch")][2])]
+            spread = f", my_ops/torch per round {min(ratios):.3f}-{max(ratios):.3f}"
+        rows.append(Row(str(device), "decoder_block", mode, "bfloat16", f"{batch}x{tokens}x{HIDDEN}", name,
+                        statistics.mean(times), math.nan,
+                        timing=f"{how}, mean of {ROUNDS} rounds in alternating orders{spread}"))
+    return rows
 
 
 def _cases(quick: bool) -> list[tuple[str, int, int]]:

@@ -198,6 +198,12 @@ def three_ways(h: History) -> tuple[list[str], dict[str, str]]:
                     h.caption()], {name: svg}
 
 
+def _block_ratio(mine: dict, theirs: dict) -> str:
+    """my_ops / torch, with the range of the run's per-round ratios where it timed rounds."""
+    spread = re.search(r"per round ([\d.]+-[\d.]+)", mine["timing"])
+    return f"{mine['time_us'] / theirs['time_us']:.3f}" + (f" ({spread[1]})" if spread else "")
+
+
 def decoder_block(h: History) -> list[str]:
     """The block's time per call, torch's ops and my_ops', eager and compiled, from one run per row."""
     rows = []
@@ -210,7 +216,7 @@ def decoder_block(h: History) -> list[str]:
             torch_row = anchor if how == "eager" else h.beside(anchor, f"torch {how}")
             mine = h.beside(anchor, f"my_ops {how}")
             cells += [_us(torch_row["time_us"]) if torch_row else "", _us(mine["time_us"]) if mine else "",
-                      f"{mine['time_us'] / torch_row['time_us']:.3f}" if mine and torch_row else ""]
+                      _block_ratio(mine, torch_row) if mine and torch_row else ""]
         batch, tokens, _ = shape.split("x")
         rows.append([mode, f"{batch} x {tokens}", *cells, _run(anchor)])
     return _table(["mode", "tokens", "torch eager", "my_ops eager", "ratio", "torch compile", "my_ops compile",
