@@ -225,7 +225,7 @@ def test_triton_rms_norm_batch_invariance_and_determinism(rows, width, dtype, we
     grad = torch.randn_like(full)
 
     def gradients():
-        xs, ws = x.clone().requires_grad_(), w.clone().requires_grad_()
+        xs, ws = copy_in_place(x).requires_grad_(), w.clone().requires_grad_()  # (xs laid out as x)
         return torch.autograd.grad(my_ops.triton_rms_norm(xs, ws, 1e-6), (xs, ws), grad)
 
     first = gradients()
