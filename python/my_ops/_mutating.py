@@ -6,6 +6,8 @@ a private name, the Python API (call_mutating) checks instead.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import Tensor
 
@@ -24,8 +26,19 @@ _checks = torch.library.Library("my_ops", "FRAGMENT")
 _checks.define("check_memory(str op, Tensor?[] tensors) -> ()")
 
 
+@functools.cache
+def _tensor_count(op: str) -> int:
+    return sum(p.is_tensor for p in _rules.rules(op))
+
+
 def _check_memory(op: str, tensors) -> None:
-    """The op's memory rules on its tensor arguments (`tensors`, in order)."""
+    """The op's memory rules on its tensor arguments (`tensors`, in order).
+    Most calls pass at a glance (_rules.kept_at_a_glance: the first test of
+    each clause, on the same tensors, the verdict of the full rules); the
+    others take each clause in full, as _rules.check_memory does (a list of
+    another length too: the full road's error)."""
+    if len(tensors) == _tensor_count(op) and _rules.kept_at_a_glance(_rules.memory_steps(op, True), tensors):
+        return
     given = iter(tensors)
     _rules.check_memory(op, *[next(given) if p.is_tensor else None for p in _rules.rules(op)])
 
@@ -51,10 +64,19 @@ def _mutating_op(name: str) -> None:
         # (only in AOTAutograd's functional trace, the graph that runs: not
         # on dynamo's fake tensors, nor in inductor's retrace of the op; not
         # in torch.export's programs, which AOTInductor runs without Python)
-        tensors = [args[i] if i < len(args) else None for i in tensor_positions]  # (defaults dropped)
-        if _compat.FUNCTIONAL_TENSOR is not None and not torch.compiler.is_exporting() and \
-                any(isinstance(t, _compat.FUNCTIONAL_TENSOR) for t in tensors):
-            CHECK_MEMORY(name, tensors)
+        # Every call of the op on real tensors passes here too (the compiled
+        # graph's, eager ones): it asks for a functional tensor before it builds
+        # anything (the same tests as building the list first, in another order).
+        functional, n = _compat.FUNCTIONAL_TENSOR, len(args)
+        if functional is None:
+            return
+        for i in tensor_positions:
+            if i < n and isinstance(args[i], functional):
+                break
+        else:
+            return
+        if not torch.compiler.is_exporting():
+            CHECK_MEMORY(name, [args[i] if i < n else None for i in tensor_positions])  # (defaults dropped)
 
     def inplace_kernel(keyset, *args):  # (keyset None: the Python API's checks, without the kernel)
         if _compat.forward_ad_active(args, keyset):

@@ -249,9 +249,71 @@ def check_dtype(op: str, name: str, t: Tensor, ref_name: str, ref: Tensor, or_wi
 _MEMORY = ("written", "apart", "apart_or_same")
 
 
+@functools.cache
+def memory_steps(op: str, tensors_only: bool = False) -> tuple | None:
+    """op's memory clauses in the order check_memory() meets them, for
+    kept_at_a_glance: (i, clause key, j), i and j the indices of the argument
+    and of the one its clause names (-1: none, `written`); indices into the
+    tensor arguments alone where tensors_only (a ref that is no tensor
+    argument: None). None where a clause has another form (a `written=`
+    with a ref, an `apart` without one), which the full rules then take."""
+    params = rules(op)
+    tensor_params = [p.name for p in params if p.is_tensor]
+    position = {p.name: ((tensor_params.index(p.name) if p.is_tensor else None) if tensors_only else i)
+                for i, p in enumerate(params)}
+    steps = []
+    for p in params:
+        if not p.is_tensor:
+            continue
+        for c in p.clauses:
+            if c.key == "written" and not c.ref:
+                steps.append((position[p.name], c.key, -1))
+            elif c.key in ("apart", "apart_or_same") and c.ref in position:
+                steps.append((position[p.name], c.key, position[c.ref]))
+            elif c.key in _MEMORY:
+                return None
+    return tuple(steps)
+
+
+def kept_at_a_glance(steps: tuple | None, args) -> bool:
+    """Whether check_memory() passes `args` (its arguments, or tensors_only's
+    tensors), decided by the first tests each memory clause of `steps`
+    (memory_steps()) makes in _check_tensor, in the same order: `written`
+    passes a contiguous tensor; `apart=`/`apart_or_same=` pass tensors of
+    distinct storage objects (_torch_compat.same_storage: identity, the full
+    rules' own test, not memory), `apart_or_same=` also the same view of one
+    storage (the same expression); every clause passes where the argument
+    or the one it names is no tensor (None, a dropped default, past the end).
+    The full rules pass such a call whatever else holds; where one test does
+    not pass, False, and the full rules decide, having made (and guarded, on
+    symbolic sizes) no test the glance made and they do not."""
+    if steps is None:
+        return False
+    n = len(args)
+    for i, key, j in steps:
+        t = args[i] if i < n else None
+        if not isinstance(t, Tensor):
+            continue
+        if j == -1:
+            if not t.is_contiguous():
+                return False
+            continue
+        ref = args[j] if j is not None and j < n else None
+        if not isinstance(ref, Tensor) or not _same_storage(t, ref):
+            continue
+        if key == "apart_or_same" and (t is ref or (t.shape == ref.shape and t.stride() == ref.stride()
+                                                    and t.storage_offset() == ref.storage_offset())):
+            continue
+        return False
+    return True
+
+
 def check_memory(op: str, *args) -> None:
     """The memory clauses alone, on tensors whose parts the op is then called
-    on one by one (vmap's per-sample road): each call sees only its part."""
+    on one by one (vmap's per-sample road): each call sees only its part.
+    Most calls are decided by kept_at_a_glance; the others by each clause in full."""
+    if kept_at_a_glance(memory_steps(op), args):
+        return
     by_name = {p.name: a for p, a in zip(rules(op), args)}
     for p, a in zip(rules(op), args):
         if p.is_tensor and isinstance(a, Tensor):

@@ -230,6 +230,68 @@ def test_overlap_of_large_interleaved_and_sliced_views_is_decided_quickly():
     assert _C.overlap(q, k_shifted) == 1
 
 
+def _memory_pool() -> list:
+    """Arguments for the memory clauses: views of one buffer (apart, overlapping,
+    the same view as another object, strided, expanded, transposed, empty, at
+    an offset, of another dtype), another buffer, and a tensor of another
+    storage object over the buffer's own memory (torch.from_numpy)."""
+    buf, other = torch.randn(64), torch.randn(64)
+    alias = torch.from_numpy(buf.numpy())
+    assert alias.untyped_storage() is not buf.untyped_storage() and alias.data_ptr() == buf.data_ptr()
+    return [buf[:16].view(4, 4), buf[16:32].view(4, 4), buf[8:24].view(4, 4), buf[:16].view(4, 4),
+            buf[::2][:16].view(4, 4), buf[1::2][:16].view(4, 4), buf[:4].expand(4, 4), buf[:16].view(4, 4).t(),
+            buf[5:5], buf[20:20].view(0, 4), buf[40:], buf.view(torch.float16)[:32].view(4, 8),
+            other[:16].view(4, 4), alias[:16].view(4, 4), alias[4:20].view(4, 4), None]
+
+
+def _verdict(fn) -> str | None:
+    try:
+        fn()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def test_memory_checks_at_a_glance_give_the_full_rules_verdict(monkeypatch):
+    """check_memory (vmap's road) and the compiled graphs' check_memory node
+    pass most calls by the first test of each memory clause
+    (_rules.kept_at_a_glance): they refuse, with the same message, and pass
+    exactly the calls that every clause taken in full does, on every op with
+    memory clauses and arguments from _memory_pool (its distinct storage
+    objects over one memory pass as they do in full: the rules compare
+    storages, not memory)."""
+    from my_ops import _mutating
+
+    pool = _memory_pool()
+    rng = random.Random(0)
+    glanced = 0
+    for op in _rules.op_names():
+        params = _rules.rules(op)
+        if not _rules.memory_steps(op):
+            continue
+        slots = [i for i, p in enumerate(params) if p.is_tensor]
+        choices = list(itertools.product(pool, repeat=len(slots)))
+        for tensors in choices if len(choices) <= 5000 else rng.sample(choices, 5000):
+            args = [None] * len(params)
+            for i, t in zip(slots, tensors):
+                args[i] = t
+            with monkeypatch.context() as m:
+                m.setattr(_rules, "kept_at_a_glance", lambda steps, args: False)
+                full = _verdict(lambda: _rules.check_memory(op, *args))
+            glanced += _rules.kept_at_a_glance(_rules.memory_steps(op), args)
+            assert _verdict(lambda: _rules.check_memory(op, *args)) == full, (op, tensors)
+            assert _verdict(lambda: _mutating._check_memory(op, list(tensors))) == full, (op, tensors)
+    assert glanced > 0
+
+
+def test_memory_steps_follow_the_clauses_in_order():
+    """fused_add_rms_norm's memory clauses, as check_memory meets them."""
+    assert _rules.memory_steps("fused_add_rms_norm") == (
+        (0, "written", -1), (1, "written", -1), (1, "apart", 0), (2, "apart", 0), (2, "apart", 1))
+    assert _rules.memory_steps("add_out", True) == (
+        (2, "written", -1), (2, "apart_or_same", 0), (2, "apart_or_same", 1))
+
+
 @requires_cuda()
 def test_cuda_views_of_one_buffer(device="cuda"):
     test_fused_add_accepts_views_of_one_buffer_that_share_no_element("interleaved", device)
