@@ -12,7 +12,8 @@
 # which `import torch` needs). Without --cuda: the CPU kernels (MY_OPS_CUDA=OFF),
 # against that CUDA torch's headers. With --cuda: the CUDA kernels too, with
 # that toolkit, whose CUDA major must be torch's (CMake stops otherwise).
-# One venv per torch, kept and reused: .venv-source/<torch>/.
+# One venv per torch, kept and reused: .venv-source/<torch>/ (or under
+# $MY_OPS_SOURCE_VENVS: tests/packaging/test_source_build.py's throwaway ones).
 # Logs: wheelhouse/source-build/<torch>-<cpu|cuda>.log (or under $MY_OPS_SOURCE_BUILD_OUT);
 # exits 1 if any fails.
 set -euo pipefail
@@ -45,10 +46,11 @@ if [ -z "$sdist" ]; then
 fi
 echo "== sdist $sdist"
 
+venvs=$(mkdir -p "${MY_OPS_SOURCE_VENVS:-.venv-source}" && cd "${MY_OPS_SOURCE_VENVS:-.venv-source}" && pwd)
 status=0
 for version in "${versions[@]}"; do
     name=$version-$variant
-    venv=.venv-source/$version
+    venv=$venvs/$version  # (absolute: the import check runs in $out)
     log=$out/$name.log
     if [ ! -x "$venv/bin/python" ]; then
         "$python" -m venv "$venv"
@@ -69,12 +71,12 @@ for version in "${versions[@]}"; do
             export MY_OPS_CUDA=ON CUDA_HOME=$cuda_home
             unset CUDACXX
         fi
-        PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip wheel --no-build-isolation --no-deps --no-cache-dir \
+        PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip wheel --no-build-isolation --no-deps --no-cache-dir \
             --wheel-dir "$out/$name-wheel" "$sdist"
         wheel=$(ls "$out/$name-wheel"/my_ops-*.whl)
         echo "== $name: built $(basename "$wheel")"
         "$venv/bin/python" -m pip install --quiet --no-deps --target "$out/$name-site" "$wheel"
-        (cd "$out" && PYTHONPATH="$PWD/$name-site" "$OLDPWD/$venv/bin/python" - <<'PY'
+        (cd "$out" && PYTHONPATH="$PWD/$name-site" "$venv/bin/python" - <<'PY'
 import torch
 
 import my_ops

@@ -2,9 +2,12 @@
 works against the oldest and the newest torch the stable ABI serves, and a
 CUDA toolkit of another major version than torch's stops it at configure time.
 
-The builds run scripts/source_build_check.sh, one venv per torch kept in
-.venv-source/ (PyPI's torch with its CUDA libraries: about 3 GB each, once);
-marked `source_build` (about two CPU builds), so `-m "not source_build"` leaves them out.
+The builds run scripts/source_build_check.sh, one venv per torch (PyPI's
+torch with its CUDA libraries: about 3 GB each): the script's own in
+.venv-source/ where they are (run the script once to keep them for later
+runs), else a throwaway one per torch, deleted after the last test that
+needs it, so a fresh machine never holds both torches at once. Marked
+`source_build` (about two CPU builds), so `-m "not source_build"` leaves them out.
 """
 
 from __future__ import annotations
@@ -65,34 +68,52 @@ def sdist(tmp_path_factory) -> Path:
     return found
 
 
-def _check(out: Path, *args: str) -> subprocess.CompletedProcess:
-    """The script, its wheels and logs in `out` (the venvs stay in .venv-source/, reused)."""
+@pytest.fixture(scope="module")
+def throwaway_venvs(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("source-venvs")
+
+
+def _venvs(version: str, throwaway: Path) -> dict[str, str]:
+    """The script's environment for torch `version`: its kept venv where there is one, else a throwaway one."""
+    if (ROOT / ".venv-source" / version / "bin" / "python").is_file():
+        return {}
+    return {"MY_OPS_SOURCE_VENVS": str(throwaway)}
+
+
+def _check(out: Path, venvs: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """The script, its wheels and logs in `out`."""
     return subprocess.run(["bash", str(ROOT / "scripts/source_build_check.sh"), *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=3000, env={**os.environ, "MY_OPS_SOURCE_BUILD_OUT": str(out)})
+                          text=True, cwd=ROOT, timeout=3000,
+                          env={**os.environ, "MY_OPS_SOURCE_BUILD_OUT": str(out), **venvs})
 
 
 @linux_only
 @pytest.mark.source_build
-@pytest.mark.parametrize("torch_minor", sorted({OLDEST, NEWEST}))
-def test_the_sdist_builds_against_each_claimed_torch(sdist, torch_minor, tmp_path):
-    version = f"{torch_minor}.0"
-    result = _check(tmp_path, "--sdist", str(sdist), version)
-    log = tmp_path / f"{version}-cpu.log"
-    assert result.returncode == 0, result.stdout + result.stderr + (log.read_text()[-4000:] if log.exists() else "")
-    assert f"{version}-cpu: ok: my_ops " in result.stdout and f"running with torch {version}" in result.stdout
-
-
-@linux_only
-@pytest.mark.source_build
-def test_the_sdist_stops_on_a_toolkit_of_another_cuda_major(sdist, tmp_path):
-    """PyPI's torch 2.10 is a CUDA 12.8 build: a CUDA 13 nvcc stops at configure time, with the way out."""
+def test_the_sdist_stops_on_a_toolkit_of_another_cuda_major(sdist, throwaway_venvs, tmp_path):
+    """PyPI's torch 2.10 is a CUDA 12.8 build: a CUDA 13 nvcc stops at configure time, with the way out.
+    (Before the builds: its torch's venv is the oldest build's, which deletes it.)"""
     nvcc = Path("/usr/local/cuda/bin/nvcc")
     if not nvcc.is_file() or "release 13." not in subprocess.run([str(nvcc), "--version"], capture_output=True,
                                                                  text=True).stdout:
         pytest.skip("needs the CUDA 13 toolkit in /usr/local/cuda")
-    result = _check(tmp_path, "--sdist", str(sdist), "--cuda", "/usr/local/cuda", f"{OLDEST}.0")
+    result = _check(tmp_path, _venvs(f"{OLDEST}.0", throwaway_venvs), "--sdist", str(sdist), "--cuda",
+                    "/usr/local/cuda", f"{OLDEST}.0")
     log = (tmp_path / f"{OLDEST}.0-cuda.log").read_text()
     assert result.returncode == 1 and "FAILED" in result.stdout, result.stdout
     words = " ".join(log.split())  # (CMake wraps its message)
     assert "but torch was built with CUDA 12.8: the major versions must match" in words, log[-4000:]
     assert "Configuring incomplete" in words and "Created wheel" not in words
+
+
+@linux_only
+@pytest.mark.source_build
+@pytest.mark.parametrize("torch_minor", sorted({OLDEST, NEWEST}))
+def test_the_sdist_builds_against_each_claimed_torch(sdist, torch_minor, throwaway_venvs, tmp_path):
+    version = f"{torch_minor}.0"
+    try:
+        result = _check(tmp_path, _venvs(version, throwaway_venvs), "--sdist", str(sdist), version)
+    finally:
+        shutil.rmtree(throwaway_venvs / version, ignore_errors=True)  # (the last test of this torch)
+    log = tmp_path / f"{version}-cpu.log"
+    assert result.returncode == 0, result.stdout + result.stderr + (log.read_text()[-4000:] if log.exists() else "")
+    assert f"{version}-cpu: ok: my_ops " in result.stdout and f"running with torch {version}" in result.stdout
