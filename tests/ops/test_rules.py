@@ -169,6 +169,26 @@ def test_fused_add_accepts_views_of_one_buffer_that_share_no_element(layout, dev
     torch.testing.assert_close(x.double(), want_x, rtol=2e-5, atol=2e-5)
 
 
+def test_views_of_one_buffer_in_two_dtypes_are_judged_by_their_bytes():
+    """A float32 weight beside a bfloat16 residual may be views of one
+    storage: whether they overlap is a matter of bytes, not of element
+    offsets in two sizes. The fake kernels (meta) refuse exactly the calls
+    the real ones (the C++ rules) refuse, with the same message, for every
+    placement of the two views in a buffer."""
+    verdicts = set()
+    for w_at in range(0, 24, 3):            # the weight's first float32 element
+        for r_at in range(0, 64, 5):        # the residual's first bfloat16 element
+            results = []
+            for device in ("cpu", "meta"):
+                buf = torch.zeros(64, dtype=torch.float32, device=device)
+                weight, residual = buf[w_at:w_at + 8], buf.view(torch.bfloat16)[r_at:r_at + 32].view(4, 8)
+                x = torch.zeros(4, 8, dtype=torch.bfloat16, device=device)
+                results.append(_verdict(lambda: OPS.fused_add_rms_norm.default(x, residual, weight, 1e-6)))
+            assert results[0] == results[1], (w_at, r_at, results)
+            verdicts.add(results[0] is None)
+    assert verdicts == {True, False}  # (both overlapping and apart placements were met)
+
+
 def test_add_out_accepts_an_interleaved_out(device):
     buf = make_input((4, 16), torch.float32, device)
     a, out = buf[:, ::2], buf[:, 1::2]
