@@ -147,9 +147,48 @@ def _view(t: Tensor) -> tuple:
     tensors that share a storage, or a written tensor that is neither
     contiguous nor shown apart by _apart_whatever_the_sizes, get here, so
     other calls keep their dynamic sizes."""
-    size = t.element_size()
-    return (tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), size,
-            int(t.storage_offset()) * size)
+    return (tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), t.element_size(), int(_address(t)))
+
+
+def _has_address(t: Tensor) -> bool:
+    """Whether t's memory has an address to compare: a plain tensor (or
+    Parameter) off the meta device. Fake and functional tensors (tracing),
+    meta ones and other subclasses are compared by storage alone, as is a
+    wrapper whose data pointer cannot be read."""
+    if type(t) not in (Tensor, torch.nn.Parameter) or t.device.type == "meta":
+        return False
+    try:
+        t.data_ptr()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _address(t: Tensor):
+    """The byte of t's first element: its address in memory where it has one,
+    else its offset in its storage (compared only with views of that storage)."""
+    return t.data_ptr() if _has_address(t) else t.storage_offset() * t.element_size()
+
+
+def _shares_memory(a: Tensor, b: Tensor) -> bool:
+    """Whether a and b may share memory: views of one storage (all that a
+    traced tensor can tell), or, for tensors with an address, storages whose
+    bytes meet (torch.from_numpy twice over one array, DLPack), as the C++
+    rules compare them."""
+    if _same_storage(a, b):
+        return True
+    if not (_has_address(a) and _has_address(b)) or a.device != b.device:
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    pa, pb = sa.data_ptr(), sb.data_ptr()
+    return pa < pb + sb.nbytes() and pb < pa + sa.nbytes()
+
+
+def _same_view(t: Tensor, ref: Tensor) -> bool:
+    """Whether t is ref or the same view of the same bytes (compared as
+    relations of symbols: no size pinned)."""
+    return t is ref or (t.element_size() == ref.element_size() and t.shape == ref.shape
+                        and t.stride() == ref.stride() and _address(t) == _address(ref))
 
 
 def _apart_whatever_the_sizes(t: Tensor) -> bool:
@@ -190,9 +229,8 @@ def _disjoint_spans(a: Tensor, b: Tensor) -> bool:
     storage. False where they meet: the exact test then decides at the
     traced sizes."""
     def span(t: Tensor):
-        size = t.element_size()
-        start = t.storage_offset() * size
-        return start, start + (sum((n - 1) * stride for n, stride in zip(t.shape, t.stride())) + 1) * size
+        start = _address(t)
+        return start, start + (sum((n - 1) * stride for n, stride in zip(t.shape, t.stride())) + 1) * t.element_size()
 
     (a_start, a_end), (b_start, b_end) = span(a), span(b)
     return bool(a_end <= b_start) or bool(b_end <= a_start)
@@ -282,10 +320,9 @@ def kept_at_a_glance(steps: tuple | None, args) -> bool:
     """Whether check_memory() passes `args` (its arguments, or tensors_only's
     tensors), decided by the first tests each memory clause of `steps`
     (memory_steps()) makes in _check_tensor, in the same order: `written`
-    passes a contiguous tensor; `apart=`/`apart_or_same=` pass tensors of
-    distinct storage objects (_torch_compat.same_storage: identity, the full
-    rules' own test, not memory), `apart_or_same=` also the same view of one
-    storage (the same expression); every clause passes where the argument
+    passes a contiguous tensor; `apart=`/`apart_or_same=` pass tensors that
+    share no memory (_shares_memory, the full rules' own test),
+    `apart_or_same=` also the same view (_same_view); every clause passes where the argument
     or the one it names is no tensor (None, a dropped default, past the end).
     The full rules pass such a call whatever else holds; where one test does
     not pass, False, and the full rules decide, having made (and guarded, on
@@ -302,10 +339,9 @@ def kept_at_a_glance(steps: tuple | None, args) -> bool:
                 return False
             continue
         ref = args[j] if j is not None and j < n else None
-        if not isinstance(ref, Tensor) or not _same_storage(t, ref):
+        if not isinstance(ref, Tensor) or not _shares_memory(t, ref):
             continue
-        if key == "apart_or_same" and (t is ref or (t.shape == ref.shape and t.stride() == ref.stride()
-                                                    and t.storage_offset() == ref.storage_offset())):
+        if key == "apart_or_same" and _same_view(t, ref):
             continue
         return False
     return True
@@ -381,16 +417,13 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
                           "looks like an expanded or broadcast view); pass a tensor of its own, "
                           f"e.g. {n}.clone()")
         elif c.key in ("apart", "apart_or_same"):
-            if not _same_storage(t, ref):
+            if not _shares_memory(t, ref):
                 continue
-            if c.key == "apart_or_same" and (t is ref or (t.shape == ref.shape and t.stride() == ref.stride()
-                                                         and t.storage_offset() == ref.storage_offset())):
-                continue  # the same view (compared as relations of symbols: no size pinned)
+            if c.key == "apart_or_same" and _same_view(t, ref):
+                continue
             if _disjoint_spans(t, ref):
                 continue
             a, b = _view(ref), _view(t)
-            if c.key == "apart_or_same" and a == b:  # (sizes, strides, element size and byte offset)
-                continue
             if _C.overlap(a, b) != 0:
                 if c.key == "apart_or_same":
                     _fail(op, f"{n} overlaps {r} without being the same tensor; pass {n}={r} "

@@ -9,6 +9,7 @@ import math
 import random
 import re
 
+import numpy
 import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -277,9 +278,7 @@ def test_memory_checks_at_a_glance_give_the_full_rules_verdict(monkeypatch):
     pass most calls by the first test of each memory clause
     (_rules.kept_at_a_glance): they refuse, with the same message, and pass
     exactly the calls that every clause taken in full does, on every op with
-    memory clauses and arguments from _memory_pool (its distinct storage
-    objects over one memory pass as they do in full: the rules compare
-    storages, not memory)."""
+    memory clauses and arguments from _memory_pool."""
     from my_ops import _mutating
 
     pool = _memory_pool()
@@ -302,6 +301,43 @@ def test_memory_checks_at_a_glance_give_the_full_rules_verdict(monkeypatch):
             assert _verdict(lambda: _rules.check_memory(op, *args)) == full, (op, tensors)
             assert _verdict(lambda: _mutating._check_memory(op, list(tensors))) == full, (op, tensors)
     assert glanced > 0
+
+
+@pytest.mark.parametrize("op", ["fused_add_rms_norm", "add_out"])
+def test_python_memory_rules_give_the_cpp_rules_verdict(op):
+    """The Python rules (the compiled graphs' check_memory node, vmap's
+    road) refuse, with the same message, exactly the calls the C++ rules of
+    an eager call refuse, for every pair of _memory_pool's [4, 4] float32
+    arguments: views of one buffer and tensors of other storage objects over
+    its memory (torch.from_numpy), which the rules compare by their bytes."""
+    from my_ops import _mutating
+
+    pool = [t for t in _memory_pool() if t is not None and t.shape == (4, 4) and t.dtype == torch.float32]
+    refused = 0
+    for first, second in itertools.product(pool, repeat=2):
+        args = (first, second, torch.ones(4), 1e-6) if op == "fused_add_rms_norm" else (first, torch.ones(4, 4),
+                                                                                          second)
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        eager = _verdict(lambda: getattr(OPS, op).default(*args))
+        refused += eager is not None
+        assert _verdict(lambda: _rules.check_memory(op, *args)) == eager, (first, second)
+        assert _verdict(lambda: _mutating._check_memory(op, tensors)) == eager, (first, second)
+    assert 0 < refused < len(pool) ** 2
+
+
+def test_compiled_in_place_op_refuses_aliases_of_one_memory():
+    """Two tensors of distinct storage objects over one array (torch.from_numpy
+    twice) that overlap: refused under torch.compile as in eager mode, where
+    the compiled graph's functional form would otherwise write copies and
+    never show the op the overlap; apart ones pass."""
+    array = numpy.zeros(64, dtype=numpy.float32)
+    a, b = torch.from_numpy(array), torch.from_numpy(array)
+    compiled = torch.compile(lambda x, r, w: my_ops.fused_add_rms_norm(x, r, w, 1e-6), backend="aot_eager",
+                             fullgraph=True)
+    with torch.no_grad():
+        with pytest.raises(RuntimeError, match="x and residual must not share memory, but they overlap"):
+            compiled(a[:32].view(4, 8), b[4:36].view(4, 8), torch.ones(8))
+        compiled(a[:32].view(4, 8), b[32:].view(4, 8), torch.ones(8))
 
 
 def test_memory_steps_follow_the_clauses_in_order():
