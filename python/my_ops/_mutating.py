@@ -35,9 +35,16 @@ def _check_memory(op: str, tensors) -> None:
     """The op's memory rules on its tensor arguments (`tensors`, in order).
     Most calls pass at a glance (_rules.kept_at_a_glance: the first test of
     each clause, on the same tensors, the verdict of the full rules); the
-    others take each clause in full, as _rules.check_memory does (a list of
-    another length too: the full road's error)."""
-    if len(tensors) == _tensor_count(op) and _rules.kept_at_a_glance(_rules.memory_steps(op, True), tensors):
+    others take each clause in full, as _rules.check_memory does."""
+    try:
+        count = _tensor_count(op)
+    except KeyError:  # (rules() of an op without rules)
+        raise RuntimeError(f"my_ops.check_memory: expected op to name a my_ops op with argument rules "
+                           f"({', '.join(sorted(_rules.op_names()))}), but got '{op}'") from None
+    if len(tensors) != count:
+        raise RuntimeError(f"my_ops.check_memory: expected tensors to hold my_ops.{op}'s {count} tensor "
+                           f"arguments in order (None for an absent one), but got {len(tensors)}")
+    if _rules.kept_at_a_glance(_rules.memory_steps(op, True), tensors):
         return
     given = iter(tensors)
     _rules.check_memory(op, *[next(given) if p.is_tensor else None for p in _rules.rules(op)])

@@ -340,6 +340,21 @@ def test_compiled_in_place_op_refuses_aliases_of_one_memory():
         compiled(a[:32].view(4, 8), b[32:].view(4, 8), torch.ones(8))
 
 
+def test_check_memory_called_directly_names_what_it_expected():
+    """torch.ops.my_ops.check_memory is public through torch.ops: a list of
+    another length than the op's tensor arguments, or an op without rules,
+    is refused naming what was expected."""
+    x = _t(2, 4)
+    for tensors in ([x], [x, x.clone(), _t(4), None]):
+        with pytest.raises(RuntimeError, match=r"^my_ops.check_memory: expected tensors to hold "
+                                               r"my_ops.fused_add_rms_norm's 3 tensor arguments in order "
+                                               rf"\(None for an absent one\), but got {len(tensors)}$"):
+            OPS.check_memory("fused_add_rms_norm", tensors)
+    with pytest.raises(RuntimeError, match=r"^my_ops.check_memory: expected op to name a my_ops op with "
+                                           r"argument rules \(.*fused_add_rms_norm.*\), but got 'nope'$"):
+        OPS.check_memory("nope", [x])
+
+
 def test_memory_steps_follow_the_clauses_in_order():
     """fused_add_rms_norm's memory clauses, as check_memory meets them."""
     assert _rules.memory_steps("fused_add_rms_norm") == (
