@@ -32,8 +32,8 @@ BASELINES = {(family, f"host/{mode}"): baseline for mode in MODES
 
 
 def per_call_us(call, device: torch.device, calls: int = CALLS, warmup: int = 200,
-                synchronize: bool = True) -> float:
-    """Median over REPEATS runs of `calls` calls of the time per call. With
+                synchronize: bool = True, repeats: int = REPEATS) -> float:
+    """Median over `repeats` runs of `calls` calls of the time per call. With
     synchronize (the default), each run ends with a device synchronisation, so
     the time is what a caller waits for; without, host time only."""
     def sync():
@@ -44,7 +44,7 @@ def per_call_us(call, device: torch.device, calls: int = CALLS, warmup: int = 20
         call()
     sync()
     times = []
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(calls):
             call()

@@ -27,7 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 SHAPE = (4, 64)
 WARMUP = 200
@@ -38,25 +38,14 @@ def _child(backends: list[str], runs: int, calls: int) -> dict:
 
     import my_ops
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/
+    import bench_host
+
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
 
-    def sync():
-        if device == "cuda":
-            torch.cuda.synchronize()
-
     def per_call_us(fn) -> float:
-        for _ in range(WARMUP):
-            fn()
-        sync()
-        times = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            sync()
-            times.append((time.perf_counter() - start) * 1e6 / calls)
-        return statistics.median(times)
+        return bench_host.per_call_us(fn, torch.device(device), calls=calls, warmup=WARMUP, repeats=runs)
 
     x, residual, b, out = (torch.randn(SHAPE, device=device, dtype=dtype) for _ in range(4))
     weight = torch.rand(SHAPE[-1], device=device, dtype=dtype) + 0.5
