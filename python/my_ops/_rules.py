@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from . import _C
-from ._torch_compat import check as _check, same_storage as _same_storage, schema as _schema
+from ._torch_compat import check as _check, schema as _schema
 
 _FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 # Devices a fake kernel accepts: the real kernels' CPU and CUDA, and meta
@@ -150,12 +150,15 @@ def _view(t: Tensor) -> tuple:
     return (tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), t.element_size(), int(_address(t)))
 
 
+_ADDRESSED = (Tensor, torch.nn.Parameter)
+
+
 def _has_address(t: Tensor) -> bool:
     """Whether t's memory has an address to compare: a plain tensor (or
     Parameter) off the meta device. Fake and functional tensors (tracing),
     meta ones and other subclasses are compared by storage alone, as is a
     wrapper whose data pointer cannot be read."""
-    if type(t) not in (Tensor, torch.nn.Parameter) or t.device.type == "meta":
+    if type(t) not in _ADDRESSED or t.device.type == "meta":
         return False
     try:
         t.data_ptr()
@@ -175,11 +178,13 @@ def _shares_memory(a: Tensor, b: Tensor) -> bool:
     traced tensor can tell), or, for tensors with an address, storages whose
     bytes meet (torch.from_numpy twice over one array, DLPack), as the C++
     rules compare them."""
-    if _same_storage(a, b):
-        return True
-    if not (_has_address(a) and _has_address(b)) or a.device != b.device:
-        return False
     sa, sb = a.untyped_storage(), b.untyped_storage()
+    if sa is sb:  # (one Python object per live storage)
+        return True
+    # (plain tensors off the meta device: _has_address without its probe, which this
+    # path, taken for every pair of distinct storages, does not need)
+    if type(a) not in _ADDRESSED or type(b) not in _ADDRESSED or a.device != b.device or a.device.type == "meta":
+        return False
     pa, pb = sa.data_ptr(), sb.data_ptr()
     return pa < pb + sb.nbytes() and pb < pa + sa.nbytes()
 

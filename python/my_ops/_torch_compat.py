@@ -141,10 +141,6 @@ JAGGED = next((g for g in torch.serialization.get_safe_globals() if isinstance(g
                and g.__module__.startswith("torch.nested.")), None)
 
 
-def same_storage(a, b) -> bool:
-    return a.untyped_storage() is b.untyped_storage()  # (one Python object per live storage)
-
-
 def check(cond, message=None) -> None:
     """torch._check's contract, public: a symbolic size is guarded, not asserted."""
     if not cond:
