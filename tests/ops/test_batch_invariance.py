@@ -35,9 +35,10 @@ LAYOUTS = ["contiguous", "sliced", "sliced_alike", "sliced_odd", "3d"]
 WEIGHTS = ["x's", "float32"]
 # The ops whose CUDA C kernel for a row may follow the call's layout (its
 # stride and 16-byte phase), so a row copied out of its batch may be summed
-# in another order (docs/determinism.md, "Not covered"); every other op reads
-# a row in one order whatever its layout.
-READ_BY_LAYOUT = {"rms_norm", "fused_add_rms_norm"}
+# in another order (docs/determinism.md, "Not covered"): the CUDA C RMSNorm,
+# the fused add's functional form included (the same kernels); every other op
+# reads a row in one order whatever its layout.
+READ_BY_LAYOUT = {"rms_norm", "fused_add_rms_norm", "fused_add_rms_norm_functional"}
 # More rows than two per multiprocessor: the CUDA kernels' many-row launches
 # (rows.cuh's few_rows below it), which the full call takes and its parts do not.
 MANY = max(301, 2 * torch.cuda.get_device_properties(0).multi_processor_count + 37) \
