@@ -1,4 +1,4 @@
-"""The compiled decoder block at a 1 x 4096 prefill, torch's ops against
+"""The compiled decoder block at a prefill (1 x 4096 tokens, or --shape), torch's ops against
 my_ops' (benchmarks/bench_decoder_block.py): the host time to queue one
 compiled call (perf_counter, the GPU idle before it), the time a call over
 10 calls queued back to back (common.time_events, the benchmark's timing),
@@ -9,7 +9,7 @@ Then, with --profile, the CUDA kernels of one compiled call of each block by
 device time (torch.profiler), in both orders: whether the blocks differ in
 kernels (a fusion barrier) or in host time.
 
-  python benchmarks/tuning/decoder_block_host.py [--profile]
+  python benchmarks/tuning/decoder_block_host.py [--profile] [--shape 8x2048]
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from common import time_events, time_graph  # noqa: E402
 
 DEVICE = torch.device("cuda")
 CONTEXTS = [("no_grad", torch.no_grad), ("inference_mode", torch.inference_mode)]
+# (sequences, tokens each) of the prefill
+SHAPE = (tuple(int(n) for n in sys.argv[sys.argv.index("--shape") + 1].split("x"))
+         if "--shape" in sys.argv else (1, 4096))
 
 
 def compiled_blocks(order: int):
@@ -36,7 +39,7 @@ def compiled_blocks(order: int):
 
 
 def host_and_events(order: int, context) -> dict[str, tuple[float, float, float]]:
-    x0 = torch.randn(1, 4096, block_bench.HIDDEN, device=DEVICE, dtype=torch.bfloat16)
+    x0 = torch.randn(*SHAPE, block_bench.HIDDEN, device=DEVICE, dtype=torch.bfloat16)
     out = {}
     with context():
         for name, block in compiled_blocks(order):
@@ -59,7 +62,7 @@ def host_and_events(order: int, context) -> dict[str, tuple[float, float, float]
 def profile_kernels() -> None:
     from torch.profiler import ProfilerActivity, profile
 
-    x0 = torch.randn(1, 4096, block_bench.HIDDEN, device=DEVICE, dtype=torch.bfloat16)
+    x0 = torch.randn(*SHAPE, block_bench.HIDDEN, device=DEVICE, dtype=torch.bfloat16)
     with torch.no_grad():
         for order in (0, 1):
             for name, block in compiled_blocks(order):
@@ -78,6 +81,7 @@ def profile_kernels() -> None:
 
 
 if __name__ == "__main__":
+    print(f"prefill of {SHAPE[0]} x {SHAPE[1]} tokens", flush=True)
     for order in (0, 1):
         for label, context in CONTEXTS:
             r = host_and_events(order, context)
