@@ -15,8 +15,11 @@ wide-row layouts, their row counts follow the GPU's multiprocessor count.
 Layouts: contiguous, rows read in place at two strides (the other row-shaped
 arguments contiguous, or laid out as x), and a 3-D x whose inner rows are read
 in place; weights of x's dtype and, beside 16-bit x, float32 (mixed
-precision's, a kernel path of its own). A part is also called on rows copied
-out of the batch, for the ops that promise one order for every layout.
+precision's, a kernel path of its own). A part is also called on its rows
+copied into a new buffer, as a request served alone is: for every op from a
+contiguous batch (whose rows, at a width of part vectors, start at every
+16-byte phase, where a new buffer starts aligned), and from every layout for
+the ops that promise one order for every layout.
 """
 
 from __future__ import annotations
@@ -94,9 +97,10 @@ def rows_input(rows, width, dtype, device, layout) -> torch.Tensor:
 
 def take_rows(args: tuple, rows: int, part: slice, copied: bool = False) -> tuple:
     """The arguments of a call on x[part]: tensors with x's row count are
-    sliced (`copied`: into contiguous copies), the rest shared."""
+    sliced (`copied`: into new contiguous tensors, aligned as an allocation
+    is), the rest shared."""
     def take(a):
-        return a[part].contiguous() if copied else a[part]
+        return a[part].clone(memory_format=torch.contiguous_format) if copied else a[part]
     return tuple(take(a) if isinstance(a, torch.Tensor) and a.dim() >= 2 and a.shape[0] == rows else a for a in args)
 
 
@@ -167,8 +171,9 @@ def test_row_output_does_not_depend_on_the_batch(spec, device, rows, width, dtyp
     args = with_weight(spec, spec.resolve(x), weight)
     if layout == "sliced_alike":
         args = laid_out_like(args, x)
-    # (the rows copied out as well where the op reads every layout in one order: docs/determinism.md)
-    presentations = [False] if layout == "contiguous" or spec.name in READ_BY_LAYOUT else [False, True]
+    # (the rows copied into a new buffer too: from a contiguous batch for every op, from
+    # other layouts where the op reads every layout in one order: docs/determinism.md)
+    presentations = [False] if layout != "contiguous" and spec.name in READ_BY_LAYOUT else [False, True]
     with torch.no_grad():
         full = outputs(spec, args)
         for start, stop in parts(rows):
@@ -178,7 +183,7 @@ def test_row_output_does_not_depend_on_the_batch(spec, device, rows, width, dtyp
                 for index, (whole, piece) in enumerate(zip(full, alone)):
                     assert same_bits(whole[part], piece), (
                         f"{spec.id}: output {index} of rows {start}:{stop} differs when called with "
-                        f"{stop - start} rows{' copied out' if copied else ''} instead of {rows}")
+                        f"{stop - start} rows{' copied into a new buffer' if copied else ''} instead of {rows}")
 
 
 def _gradients(spec: OpSpec, args: tuple, grad_outs: list) -> list:

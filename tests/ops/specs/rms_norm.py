@@ -130,10 +130,10 @@ SPECS = [
                     r"argument 'residual' requires grad, but my_ops.fused_add_rms_norm writes its arguments in place"),
         ]),
     OpSpec(
-        # what an exported program calls in place of fused_add_rms_norm: (new x, new residual),
-        # from copies of x and residual (so not row_wise: it reads no rows in place)
+        # what an exported program calls in place of fused_add_rms_norm: (new x, new residual)
+        # in new tensors, from x and residual read in place (the in-place op's kernels)
         "fused_add_rms_norm_functional", reference=reference.fused_add_rms_norm,
-        args_for=lambda x: (like(x), _weight(x), 1e-6),
+        args_for=lambda x: (like(x), _weight(x), 1e-6), row_wise=True,
         samples={
             **_FUSED_ADD_SAMPLES,
         },
