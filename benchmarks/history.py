@@ -36,8 +36,8 @@ def path_for(kind: str) -> Path:
 
 
 def number(value: float) -> str:
-    """4 significant digits; empty for a value not measured."""
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4g}"
+    """6 significant digits; empty for a value not measured."""
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.6g}"
 
 
 def append(records: list[dict], path: Path) -> None:

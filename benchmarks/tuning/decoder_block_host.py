@@ -7,9 +7,10 @@ alone, no host time at all), under torch.no_grad() and
 torch.inference_mode(), twice each, the second round in the other order.
 Then, with --profile, the CUDA kernels of one compiled call of each block by
 device time (torch.profiler), in both orders: whether the blocks differ in
-kernels (a fusion barrier) or in host time.
+kernels (a fusion barrier) or in host time; with --train-profile, those of a
+compiled training step (forward and backward).
 
-  python benchmarks/tuning/decoder_block_host.py [--profile] [--shape 8x2048]
+  python benchmarks/tuning/decoder_block_host.py [--profile] [--train-profile] [--shape 8x2048]
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ SHAPE = (tuple(int(n) for n in sys.argv[sys.argv.index("--shape") + 1].split("x"
          if "--shape" in sys.argv else (1, 4096))
 
 
-def compiled_blocks(order: int):
+def compiled_blocks(order: int, train: bool = False):
     torch.compiler.reset()
-    blocks = list(block_bench._blocks(DEVICE, train=False).items())
+    blocks = list(block_bench._blocks(DEVICE, train=train).items())
     return [(name, torch.compile(b, fullgraph=True)) for name, b in (blocks if order == 0 else blocks[::-1])]
 
 
@@ -59,24 +60,35 @@ def host_and_events(order: int, context) -> dict[str, tuple[float, float, float]
     return out
 
 
-def profile_kernels() -> None:
+def profile_kernels(train: bool) -> None:
+    """The CUDA kernels of a compiled block's call (train: a training step,
+    forward and backward to the parameters and the input) by device time."""
     from torch.profiler import ProfilerActivity, profile
 
     x0 = torch.randn(*SHAPE, block_bench.HIDDEN, device=DEVICE, dtype=torch.bfloat16)
-    with torch.no_grad():
+    with torch.enable_grad() if train else torch.no_grad():
         for order in (0, 1):
-            for name, block in compiled_blocks(order):
-                x = x0.clone()
+            for name, block in compiled_blocks(order, train):
+                x = x0.clone().requires_grad_(train)
+                if train:
+                    grad, params = torch.randn_like(x), list(block.parameters())
+
+                    def call(block=block, x=x, grad=grad, params=params):
+                        return torch.autograd.grad(block(x), [*params, x], grad)
+                else:
+                    def call(block=block, x=x):
+                        return block(x)
                 for _ in range(3):
-                    block(x)
+                    call()
                 torch.cuda.synchronize()
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
                     for _ in range(5):
-                        block(x)
+                        call()
                     torch.cuda.synchronize()
                 events = [e for e in prof.key_averages() if e.device_type.name == "CUDA"]
-                print(f"=== {name} compile: {sum(e.device_time_total for e in events) / 5:.1f} us of kernels a call")
-                for e in sorted(events, key=lambda e: -e.device_time_total)[:12]:
+                print(f"=== {name} compile{' training step' if train else ''}: "
+                      f"{sum(e.device_time_total for e in events) / 5:.1f} us of kernels a call")
+                for e in sorted(events, key=lambda e: -e.device_time_total)[:24 if train else 12]:
                     print(f"  {e.count // 5:3d} x {e.device_time_total / 5:8.1f} us  {e.key[:90]}")
 
 
@@ -90,4 +102,6 @@ if __name__ == "__main__":
                   f"-> {r['my_ops'][1] / r['torch'][1]:.3f};  graph replays: torch {r['torch'][2]:.1f}, "
                   f"my_ops {r['my_ops'][2]:.1f} -> {r['my_ops'][2] / r['torch'][2]:.3f}", flush=True)
     if "--profile" in sys.argv:
-        profile_kernels()
+        profile_kernels(train=False)
+    if "--train-profile" in sys.argv:
+        profile_kernels(train=True)
