@@ -10,7 +10,7 @@ device time (torch.profiler), in both orders: whether the blocks differ in
 kernels (a fusion barrier) or in host time; with --train-profile, those of a
 compiled training step (forward and backward).
 
-  python benchmarks/tuning/decoder_block_host.py [--profile] [--train-profile] [--shape 8x2048]
+  python benchmarks/tuning/decoder_block_host.py [--profile] [--train-profile] [--shape 8x2048] [--no-timing]
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def profile_kernels(train: bool) -> None:
 
 if __name__ == "__main__":
     print(f"prefill of {SHAPE[0]} x {SHAPE[1]} tokens", flush=True)
-    for order in (0, 1):
+    for order in () if "--no-timing" in sys.argv else (0, 1):
         for label, context in CONTEXTS:
             r = host_and_events(order, context)
             print(f"{label:15s} host us to queue a call: torch {r['torch'][0]:.0f}, my_ops {r['my_ops'][0]:.0f};  "
