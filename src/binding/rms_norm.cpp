@@ -16,7 +16,7 @@ using api::Tensor;
 const OpRules rms_norm_op("rms_norm(Tensor x, Tensor weight, float? eps=1e-06) -> Tensor",
                           "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
 const OpRules rms_norm_backward_op(
-    "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float? eps=None) -> "
+    "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float? eps=1e-06) -> "
     "(Tensor, Tensor)",
     "grad_out: like=x shape=x; x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
 // residual += x; x = rms_norm(residual, weight, eps), both in place.

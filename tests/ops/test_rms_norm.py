@@ -67,6 +67,9 @@ def test_rms_norm_backward_op_directly(dtype, device):
     reference.rms_norm(x64, w64, 1e-6).backward(grad.double())
     assert_matches(grad_x, x64.grad, dtype, scale=4)
     assert_matches(grad_weight, w64.grad, dtype, scale=8)
+    # eps left out: the forward's default, so the op is the gradient of rms_norm(x, weight)
+    left_out = torch.ops.my_ops.rms_norm_backward(grad, x, weight)
+    assert all(torch.equal(a, b) for a, b in zip(left_out, (grad_x, grad_weight)))
 
 
 # Odd widths in every covering-vector layout of the CUDA forward (by covering
@@ -285,3 +288,12 @@ def test_rms_norm_module_normalized_shape():
     assert my_ops.RMSNorm((16,)).weight.shape == (16,) and my_ops.RMSNorm([16]).normalized_shape == (16,)
     with pytest.raises(ValueError, match=r"^my_ops\.RMSNorm: normalizes over the last dimension only"):
         my_ops.RMSNorm((2, 8))
+
+
+@pytest.mark.parametrize("eps", [-1.0, float("nan"), float("inf")])
+def test_rms_norm_module_refuses_a_bad_eps_when_built(eps):
+    """As the forward would refuse it, at construction rather than at the first call."""
+    with pytest.raises(ValueError, match=r"^my_ops\.RMSNorm: expected eps to be a finite number >= 0 "
+                                         r"\(or None for the machine epsilon\), but got"):
+        my_ops.RMSNorm(8, eps=eps)
+    assert my_ops.RMSNorm(8, eps=0.0).eps == 0.0 and my_ops.RMSNorm(8, eps=None).eps is None
