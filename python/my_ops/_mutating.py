@@ -27,27 +27,24 @@ _checks.define("check_memory(str op, Tensor?[] tensors) -> ()")
 
 
 @functools.cache
-def _tensor_count(op: str) -> int:
-    return sum(p.is_tensor for p in _rules.rules(op))
+def _memory_steps(op: str) -> tuple[int, tuple]:
+    """The number of op's tensor arguments, and its memory clauses as
+    _rules.walk_memory takes them on those alone (KeyError: an op without rules)."""
+    return sum(p.is_tensor for p in _rules.rules(op)), _rules.memory_steps(op, True)
 
 
 def _check_memory(op: str, tensors) -> None:
-    """The op's memory rules on its tensor arguments (`tensors`, in order).
-    Most calls pass at a glance (_rules.kept_at_a_glance: the first test of
-    each clause, on the same tensors, the verdict of the full rules); the
-    others take each clause in full, as _rules.check_memory does."""
+    """The op's memory rules on its tensor arguments (`tensors`, in order),
+    each clause as _rules.check_memory takes it, from steps made once per op."""
     try:
-        count = _tensor_count(op)
+        count, steps = _memory_steps(op)
     except KeyError:  # (rules() of an op without rules)
         raise RuntimeError(f"my_ops.check_memory: expected op to name a my_ops op with argument rules "
                            f"({', '.join(sorted(_rules.op_names()))}), but got '{op}'") from None
     if len(tensors) != count:
         raise RuntimeError(f"my_ops.check_memory: expected tensors to hold my_ops.{op}'s {count} tensor "
                            f"arguments in order (None for an absent one), but got {len(tensors)}")
-    if _rules.kept_at_a_glance(_rules.memory_steps(op, True), tensors):
-        return
-    given = iter(tensors)
-    _rules.check_memory(op, *[next(given) if p.is_tensor else None for p in _rules.rules(op)])
+    _rules.walk_memory(op, steps, tensors)
 
 
 _checks.impl("check_memory", _check_memory, "CompositeExplicitAutograd")

@@ -296,83 +296,71 @@ _MEMORY = ("written", "apart", "apart_or_same")
 
 
 @functools.cache
-def memory_steps(op: str, tensors_only: bool = False) -> tuple | None:
-    """op's memory clauses in the order check_memory() meets them, for
-    kept_at_a_glance: (i, clause key, j), i and j the indices of the argument
-    and of the one its clause names (-1: none, `written`); indices into the
-    tensor arguments alone where tensors_only (a ref that is no tensor
-    argument: None). None where a clause has another form (a `written=`
-    with a ref, an `apart` without one), which the full rules then take."""
-    params = rules(op)
-    tensor_params = [p.name for p in params if p.is_tensor]
-    position = {p.name: ((tensor_params.index(p.name) if p.is_tensor else None) if tensors_only else i)
-                for i, p in enumerate(params)}
-    steps = []
-    for p in params:
-        if not p.is_tensor:
-            continue
-        for c in p.clauses:
-            if c.key == "written" and not c.ref:
-                steps.append((position[p.name], c.key, -1))
-            elif c.key in ("apart", "apart_or_same") and c.ref in position:
-                steps.append((position[p.name], c.key, position[c.ref]))
-            elif c.key in _MEMORY:
-                return None
-    return tuple(steps)
+def memory_steps(op: str, tensors_only: bool = False) -> tuple:
+    """op's memory clauses in the order check() meets them, for
+    walk_memory(): (i, argument name, clause key, ref name, j), i and j the
+    indices of the argument and of the one its clause names (None: no ref,
+    or, where tensors_only, one that is no tensor argument), into op's
+    arguments, or into its tensor arguments alone where tensors_only."""
+    names = [p.name for p in rules(op) if p.is_tensor or not tensors_only]
+    return tuple((names.index(p.name), p.name, c.key, c.ref, names.index(c.ref) if c.ref in names else None)
+                 for p in rules(op) if p.is_tensor for c in p.clauses if c.key in _MEMORY)
 
 
-def kept_at_a_glance(steps: tuple | None, args) -> bool:
-    """Whether check_memory() passes `args` (its arguments, or tensors_only's
-    tensors), decided by the first tests each memory clause of `steps`
-    (memory_steps()) makes in _check_tensor, in the same order: `written`
-    passes a contiguous tensor; `apart=`/`apart_or_same=` pass tensors that
-    share no memory (_shares_memory, the full rules' own test),
-    `apart_or_same=` also the same view (_same_view); every clause passes where the argument
-    or the one it names is no tensor (None, a dropped default, past the end).
-    The full rules pass such a call whatever else holds; where one test does
-    not pass, False, and the full rules decide, having made (and guarded, on
-    symbolic sizes) no test the glance made and they do not."""
-    if steps is None:
-        return False
+def walk_memory(op: str, steps: tuple, args) -> None:
+    """The memory clauses `steps` (memory_steps()) on `args` (op's arguments,
+    or its tensors alone: tensors_only's steps), each by _memory_clause, as
+    check() takes them; a clause passes where its argument, or the one it
+    names, is no tensor (None, a dropped default, past the end)."""
     n = len(args)
-    for i, key, j in steps:
+    for i, name, key, r, j in steps:
         t = args[i] if i < n else None
         if not isinstance(t, Tensor):
             continue
-        if j == -1:
-            if not t.is_contiguous():
-                return False
-            continue
         ref = args[j] if j is not None and j < n else None
-        if not isinstance(ref, Tensor) or not _shares_memory(t, ref):
+        if r and not isinstance(ref, Tensor):
             continue
-        if key == "apart_or_same" and _same_view(t, ref):
-            continue
-        return False
-    return True
+        _memory_clause(op, name, key, t, r, ref)
 
 
 def check_memory(op: str, *args) -> None:
     """The memory clauses alone, on tensors whose parts the op is then called
-    on one by one (vmap's per-sample road): each call sees only its part.
-    Most calls are decided by kept_at_a_glance; the others by each clause in full."""
-    if kept_at_a_glance(memory_steps(op), args):
+    on one by one (vmap's per-sample road): each call sees only its part."""
+    walk_memory(op, memory_steps(op), args)
+
+
+def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | None) -> None:
+    """The memory clause `key` of the argument n (t), naming r (ref): the
+    tests that decide most calls first (a contiguous written tensor;
+    tensors that share no memory, or the same view for apart_or_same), then
+    those that decide the others without pinning a symbolic size, then the
+    exact test (_C.overlap) at the traced sizes."""
+    if key == "written":
+        if t.is_contiguous() or _apart_whatever_the_sizes(t):
+            return  # (no element shares memory, whatever the sizes)
+        if _C.overlap(_view(t)) != 0:
+            _fail(op, f"{n} is written in place, so its elements must not share memory (it "
+                      "looks like an expanded or broadcast view); pass a tensor of its own, "
+                      f"e.g. {n}.clone()")
         return
-    by_name = {p.name: a for p, a in zip(rules(op), args)}
-    for p, a in zip(rules(op), args):
-        if p.is_tensor and isinstance(a, Tensor):
-            _check_tensor(op, p, a, by_name, keys=_MEMORY)
+    if not _shares_memory(t, ref) or (key == "apart_or_same" and _same_view(t, ref)) or _disjoint_spans(t, ref):
+        return
+    a, b = _view(ref), _view(t)
+    if _C.overlap(a, b) != 0:
+        if key == "apart_or_same":
+            _fail(op, f"{n} overlaps {r} without being the same tensor; pass {n}={r} "
+                      "itself or a tensor that shares no memory with it")
+        _fail(op, f"{r} and {n} must not share memory, but they overlap; pass separate "
+                  f"tensors (e.g. {n}.clone())")
 
 
-def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
+def _check_tensor(op: str, p: Param, t: Tensor, args: dict) -> None:
     n = p.name
     for c in p.clauses:
-        if keys is not None and c.key not in keys:
-            continue
         ref = args.get(c.ref)
         r = c.ref
         if r and not isinstance(ref, Tensor):
-            continue  # (an optional tensor, or None that check() names first; vmap's check_memory comes here)
+            continue  # (an optional tensor, or None that check() names first)
         if c.key in ("like", "like_or_wider"):
             check_dtype(op, n, t, r, ref, or_wider=c.key == "like_or_wider")
             _check(t.device == ref.device, lambda: f"my_ops.{op}: expected {n} to be on the "
@@ -414,27 +402,8 @@ def _check_tensor(op: str, p: Param, t: Tensor, args: dict, keys=None) -> None:
             _check(t.shape[0] == ref.shape[1], lambda: f"my_ops.{op}: expected {n} to have "
                          f"{int(ref.shape[1])} rows (the columns of {r}), but got shape "
                          f"{_shape_text(t.shape)}")
-        elif c.key == "written":
-            if t.is_contiguous() or _apart_whatever_the_sizes(t):
-                continue  # (no element shares memory, whatever the sizes)
-            if _C.overlap(_view(t)) != 0:
-                _fail(op, f"{n} is written in place, so its elements must not share memory (it "
-                          "looks like an expanded or broadcast view); pass a tensor of its own, "
-                          f"e.g. {n}.clone()")
-        elif c.key in ("apart", "apart_or_same"):
-            if not _shares_memory(t, ref):
-                continue
-            if c.key == "apart_or_same" and _same_view(t, ref):
-                continue
-            if _disjoint_spans(t, ref):
-                continue
-            a, b = _view(ref), _view(t)
-            if _C.overlap(a, b) != 0:
-                if c.key == "apart_or_same":
-                    _fail(op, f"{n} overlaps {r} without being the same tensor; pass {n}={r} "
-                              "itself or a tensor that shares no memory with it")
-                _fail(op, f"{r} and {n} must not share memory, but they overlap; pass separate "
-                          f"tensors (e.g. {n}.clone())")
+        elif c.key in _MEMORY:
+            _memory_clause(op, n, c.key, t, r, ref)
 
 
 def reject(op: str):

@@ -324,7 +324,7 @@ void OpRules::check(const Arg *args, size_t count) const {
         const Arg &arg = args[i];
         const Param &p = params_[i];
         if (p.is_tensor) {
-            if (arg.tensor != nullptr) check_tensor(p, *arg.tensor, args);
+            if (arg.tensor != nullptr && arg.tensor->defined()) check_tensor(p, *arg.tensor, args);
             continue;
         }
         if (!arg.present) continue;  // None
@@ -355,6 +355,9 @@ void OpRules::check_tensor(const Param &p, const api::Tensor &t, const Arg *args
     for (const Clause &c : p.clauses) {
         const api::Tensor *ref = c.ref_index >= 0 ? args[c.ref_index].tensor : nullptr;
         const std::string &r = c.ref;
+        // (a named argument that is None, an optional tensor not given, or no tensor: the
+        // clause passes, as in _rules.py, rather than dereference a null `ref`)
+        if (c.ref_index >= 0 && (ref == nullptr || !ref->defined())) continue;
         if (c.key == "like" || c.key == "like_or_wider") {
             // messages are built only on failure: check() runs on every call
             const auto dtype = t.scalar_type(), ref_dtype = ref->scalar_type();
