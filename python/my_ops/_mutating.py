@@ -53,6 +53,20 @@ CHECK_MEMORY = torch.ops.my_ops.check_memory.default
 torch.fx.node.has_side_effect(CHECK_MEMORY)  # (no output: kept by the graphs' dead-code elimination)
 
 
+def _check_memory_batched(info, in_dims, op, tensors):
+    """Under vmap: the rules on the whole batch (each batched tensor with its
+    batch dimension first), so that samples which overlap one another are
+    refused; under nested vmap each level adds its dimension, and the
+    innermost call checks real tensors (my_ops/_vmap.py: the memory of an
+    outer level's tensors cannot be read)."""
+    dims = in_dims[1] if isinstance(in_dims[1], (list, tuple)) else [in_dims[1]] * len(tensors)
+    CHECK_MEMORY(op, [t.movedim(d, 0) if d is not None and t is not None else t for t, d in zip(tensors, dims)])
+    return None, None
+
+
+torch.library.register_vmap("my_ops::check_memory", _check_memory_batched, lib=_checks)
+
+
 def _mutating_op(name: str) -> None:
     """Refuses a tensor that requires grad (it would silently lose its history;
     a read-only one too: nothing tells a training step from torch.export's

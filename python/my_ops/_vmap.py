@@ -13,6 +13,20 @@ import torch
 from torch import Tensor
 
 from . import _rules, _torch_compat
+from ._mutating import CHECK_MEMORY
+
+
+def _memory_readable(tensors) -> bool:
+    """Whether the tensors' memory can be read: not so for the tensors of an
+    outer vmap level (nested vmap), whose memory rules the op's call at that
+    level, on its own tensors, checks."""
+    try:
+        for t in tensors:
+            if isinstance(t, Tensor):
+                t.untyped_storage()
+    except (NotImplementedError, RuntimeError):
+        return False
+    return True
 
 
 def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ...] = ()) -> None:
@@ -24,6 +38,7 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
     written = tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write)
     checked = name in _rules.op_names()  # (the Triton ops check their arguments in their own body)
     tensors = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
+    rule_tensors = [i for i, a in enumerate(arguments) if str(a.type) in ("Tensor", "Optional[Tensor]")]
 
     @functools.cache
     def own_elements() -> frozenset[int]:  # (the rules read on the first batched call, not at import)
@@ -35,8 +50,12 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
 
     def per_sample(args, in_dims):
         size = next(a.shape[d] for a, d in zip(args, in_dims) if d is not None)
-        if written and checked:  # (each call sees its sample alone: ask whether samples overlap)
-            _rules.check_memory(name, *[a.movedim(d, 0) if d is not None else a for a, d in zip(args, in_dims)])
+        if written and checked:  # (each call sees its sample alone: do samples overlap?)
+            whole = [a.movedim(d, 0) if d is not None else a for a, d in zip(args, in_dims)]
+            if _memory_readable(args):
+                _rules.check_memory(name, *whole)
+            else:  # (nested vmap: the check as an op, which each outer level's vmap rule widens)
+                CHECK_MEMORY(name, [whole[i] if i < len(whole) else None for i in rule_tensors])
         # (no samples: the outputs' shapes from a sample of zeros, new tensors, so nothing is written)
         samples = [sample(args, in_dims, i) for i in range(size)] or \
             [[a.new_zeros(a.shape[:d] + a.shape[d + 1:]) if d is not None else a for a, d in zip(args, in_dims)]]
@@ -58,7 +77,7 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
         if checked and info.batch_size > 0 and all(isinstance(args[i], Tensor) for i in tensors):
             # (the rules on one sample first: a refusal names a sample's shapes,
             # and a sample that is not rows, such as a 0-D x, is refused)
-            _rules.check(name, *sample(args, in_dims, 0))
+            _rules.check(name, *sample(args, in_dims, 0), memory=_memory_readable(args))
         if not rows or any(d is not None for i, d in enumerate(in_dims) if i not in rows):
             return per_sample(args, in_dims)
         if not checked and any(in_dims[i] is not None and args[i].dim() == 1 for i in rows):

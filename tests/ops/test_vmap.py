@@ -11,6 +11,7 @@ import torch
 import my_ops
 import specs
 from conftest import assert_matches, make_input
+from my_ops import reference
 
 BATCH = 5
 CALLS = ("api", "torch.ops")
@@ -183,3 +184,37 @@ def test_vmap_per_sample_writes_must_not_overlap(device):
     base = torch.randn(B + 1, H, device=device)
     with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: x and residual must not share memory"):
         run(base[:B], base[1:])
+
+
+@pytest.mark.parametrize("call", CALLS)
+@pytest.mark.parametrize("weight_batched", [False, True])
+def test_nested_vmap_of_an_in_place_op(call, weight_batched, device):
+    """vmap over vmap of an in-place op: the inner level's rule sees tensors of
+    the outer level, whose memory cannot be read, and leaves the memory rules
+    to the outer level's call on real tensors: each sample written as the op
+    writes it alone, overlapping samples refused as without the nesting."""
+    B1, B2, H = 3, 2, 8
+    op = torch.ops.my_ops.fused_add_rms_norm if call == "torch.ops" else my_ops.fused_add_rms_norm
+    x = make_input((B1, B2, 4, H), torch.float32, device)
+    residual = make_input((B1, B2, 4, H), torch.float32, device)
+    w = make_input((B1, B2, H) if weight_batched else (H,), torch.float32, device)
+    in_w = 0 if weight_batched else None
+
+    def fused(x, r, w) -> None:
+        op(x, r, w, 1e-6)
+
+    got_x, got_r = x.clone(), residual.clone()
+    torch.vmap(torch.vmap(fused, in_dims=(0, 0, in_w), out_dims=None),
+               in_dims=(0, 0, in_w), out_dims=None)(got_x, got_r, w)
+    for i in range(B1):
+        for j in range(B2):
+            want_x, want_r = reference.fused_add_rms_norm(
+                x[i, j].double(), residual[i, j].double(), (w[i, j] if weight_batched else w).double(), 1e-6)
+            assert_matches(got_x[i, j], want_x, torch.float32, scale=4)
+            assert_matches(got_r[i, j], want_r, torch.float32, scale=4)
+    base = make_input((B1, B2 + 1, 4, H), torch.float32, device)
+    before = base.clone()
+    with pytest.raises(RuntimeError, match=r"my_ops.fused_add_rms_norm: x and residual must not share memory"):
+        torch.vmap(torch.vmap(fused, in_dims=(0, 0, in_w), out_dims=None),
+                   in_dims=(0, 0, in_w), out_dims=None)(base[:, :B2], base[:, 1:], w)
+    assert torch.equal(base, before), "written before refusing"
