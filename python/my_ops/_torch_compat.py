@@ -1,4 +1,4 @@
-"""The one place where my_ops uses private PyTorch API: ten names, looked
+"""The one place where my_ops uses private PyTorch API: nine names, looked
 up once, each with a public fallback (tests/packaging/test_torch_compat.py runs
 the ops without each), each paying in host time (docs/performance.md, "Host
 time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
@@ -13,15 +13,17 @@ time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
    ops' checks in their Python API alone).
 8. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
    only under an open dual level. Missing: asked at level 0.
-9. torch._subclasses.functional_tensor.FunctionalTensor: tells the trace of a
-   compiled graph (AOTAutograd's functional tensors), where a mutating op puts
-   its memory check on the graph's real inputs (_mutating.py). Missing (or
-   1-3 missing): no such check, and torch 2.11 does not guard aliasing between
-   a compiled graph's inputs (pytorch#184481): overlapping arguments after a
-   graph compiled for apart ones are not refused.
-10. OpOverload.py_impl (with torch._C.DispatchKey): the decomposition torch's
-    functionalization takes for a mutating op while exporting, whoever calls the
-    op (decompose_while_exporting). Missing: the Python API takes it itself.
+9. torch._subclasses.functional_tensor.FunctionalTensorMode, the mode of
+   torch's functionalization of a traced graph, given a rule for an op by the
+   public torch.library.register_torch_dispatch (in_functionalization): in the
+   trace of a compiled graph (AOTAutograd's), a mutating op puts its memory
+   check on the graph's real inputs (_mutating.py); while exporting, it takes
+   its decomposition (the functional form, copied back), whoever calls the op
+   (_mutating.route_while_exporting). Missing: no such check, and torch 2.11
+   does not guard aliasing between a compiled graph's inputs (pytorch#184481):
+   overlapping arguments after a graph compiled for apart ones are not
+   refused; the Python API takes the export route itself (torch.ops calls, no
+   longer).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ _functorch = _private(torch._C, "_functorch")
 _single_level_allowed = _private(_functorch, "get_single_level_autograd_function_allowed")
 _allow_single_level = _private(_functorch, "set_single_level_autograd_function_allowed")
 _keys = _private(torch._C, "DispatchKey")
-FUNCTIONAL_TENSOR = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensor")
+_functional_mode = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensorMode")
+FUNCTIONALIZATION_RULES = _functional_mode is not None  # (in_functionalization)
 CAN_REDISPATCH = all(name is not None for name in (_below_autograd, AFTER_AUTOGRAD, _keys))
 AFTER_INPLACE = AFTER_AUTOGRAD.remove(_keys.ADInplaceOrView) if CAN_REDISPATCH else None
 OWN_AUTOGRAD_KERNEL = CAN_REDISPATCH and None not in (_c_apply, _single_level_allowed, _allow_single_level)
@@ -108,22 +111,24 @@ else:
         return _has_tangent(tensors, level=0)  # (the one level the public dual_level opens)
 
 
-def decompose_while_exporting(op, decomposition) -> bool:
-    """Has torch's functionalization (FunctionalTensorMode, torch 2.11's
-    functional_tensor.py) replace the mutating `op` by `decomposition` while
-    exporting (torch.compiler.is_exporting(): run_decompositions, AOTInductor),
-    whoever calls the op: it asks a mutating op for its CompositeImplicitAutograd
-    kernel before it makes the call an auto_functionalized one. Elsewhere
-    (torch.compile) the kernel answers NotImplemented, and the op stays as it is.
-    False where the names are missing."""
-    py_impl = _private(op, "py_impl")
-    if py_impl is None or _keys is None:
+def in_functionalization(op, rule, lib) -> bool:
+    """Has torch's functionalization of a traced graph (FunctionalTensorMode:
+    AOTAutograd's trace of a torch.compile'd graph, torch.export's
+    run_decompositions, AOTInductor) call rule(*args, **kwargs) for each call
+    of `op` first, with the mode on (what it calls is functionalized and
+    traced); unless it returns NotImplemented, its result is the call's, else
+    the mode takes the call as it would have. By the public
+    torch.library.register_torch_dispatch (`op`: "ns::name"). False where the
+    name is missing."""
+    if _functional_mode is None:
         return False
 
-    def kernel(*args, **kwargs):
-        return decomposition(*args, **kwargs) if torch.compiler.is_exporting() else NotImplemented
+    def dispatch_rule(mode, func, types, args, kwargs):
+        with mode:
+            result = rule(*args, **kwargs)
+        return mode.__torch_dispatch__(func, types, args, kwargs) if result is NotImplemented else result
 
-    py_impl(_keys.CompositeImplicitAutograd)(kernel)
+    torch.library.register_torch_dispatch(op, _functional_mode, dispatch_rule, lib=lib)
     return True
 
 

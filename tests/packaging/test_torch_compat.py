@@ -85,14 +85,15 @@ CASES = {
     "_functorch": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # torch.func's C module
     "get_single_level_autograd_function_allowed": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),
     "set_single_level_autograd_function_allowed": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),
-    # the overlap check in compiled graphs: none (torch 2.11 does not guard aliasing)
-    "FunctionalTensor": (None, "compat.FUNCTIONAL_TENSOR is None", "not overlap_refused"),
+    # the overlap check in compiled graphs: none (torch 2.11 does not guard aliasing); the
+    # mutating ops' export route: the Python API takes it (torch.ops calls, no longer)
+    "FunctionalTensorMode": (
+        None, "not compat.FUNCTIONALIZATION_RULES and my_ops.families.rms_norm._EXPORT_ROUTE_IN_API",
+        "not overlap_refused"),
     "_current_level": (  # torch.autograd.forward_ad.dual_level uses it
         # a dual tensor is still refused; torch.func.jacfwd over torch.func.grad is not
         None, "'level=0' in inspect.getsource(compat.forward_ad_active)",
         "(not test_forward_mode_ad_refused or through_torch_ops) and not functional_route"),
-    # fused_add_rms_norm's export route: the Python API takes it (torch.ops calls, no longer)
-    "py_impl": (None, "my_ops.families.rms_norm._EXPORT_ROUTE_IN_API", "functional_route"),
 }
 
 
