@@ -1,19 +1,19 @@
-"""The one place where my_ops uses private PyTorch API: nine names, looked
+"""The one place where my_ops uses private PyTorch API: seven names, looked
 up once, each with a public fallback (tests/packaging/test_torch_compat.py runs
 the ops without each), each paying in host time (docs/performance.md, "Host
 time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
 1-3. torch._C._AutoDispatchBelowAutograd, torch._C._after_autograd_keyset and
    torch._C.DispatchKey (its ADInplaceOrView and FuncTorchDynamicLayerBackMode):
    the redispatch past Autograd or ADInplaceOrView, as torch's register_autograd.
-4-7. torch._C._FunctionBase (its C apply), torch._C._functorch and its
-   get_single_level_autograd_function_allowed and
-   set_single_level_autograd_function_allowed: record the node from the
-   Autograd kernel at the current torch.func level (as pytorch#184974 does
-   after 2.11). Missing any of 1-7: register_autograd (1-3: and the mutating
-   ops' checks in their Python API alone).
-8. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
+4-5. torch._C._FunctionBase (its C apply) and
+   torch._functorch.utils.enable_single_level_autograd_function (under
+   torch.func transforms alone): record the node from the Autograd kernel at
+   the current torch.func level (as pytorch#184974 does after 2.11). Missing
+   any of 1-5: register_autograd (1-3: and the mutating ops' checks in their
+   Python API alone).
+6. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
    only under an open dual level. Missing: asked at level 0.
-9. torch._subclasses.functional_tensor.FunctionalTensorMode, the mode of
+7. torch._subclasses.functional_tensor.FunctionalTensorMode, the mode of
    torch's functionalization of a traced graph, given a rule for an op by the
    public torch.library.register_torch_dispatch (in_functionalization): in the
    trace of a compiled graph (AOTAutograd's), a mutating op puts its memory
@@ -48,15 +48,13 @@ _below_autograd = _private(torch._C, "_AutoDispatchBelowAutograd")
 AFTER_AUTOGRAD = _private(torch._C, "_after_autograd_keyset")  # (the keys past an Autograd kernel)
 _function_base = _private(torch._C, "_FunctionBase")
 _c_apply = None if _function_base is None else vars(_function_base).get("apply")  # (unbound: record() binds it)
-_functorch = _private(torch._C, "_functorch")
-_single_level_allowed = _private(_functorch, "get_single_level_autograd_function_allowed")
-_allow_single_level = _private(_functorch, "set_single_level_autograd_function_allowed")
+_single_level_allowed = _private(sys.modules.get("torch._functorch.utils"), "enable_single_level_autograd_function")
 _keys = _private(torch._C, "DispatchKey")
 _functional_mode = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensorMode")
 FUNCTIONALIZATION_RULES = _functional_mode is not None  # (in_functionalization)
 CAN_REDISPATCH = all(name is not None for name in (_below_autograd, AFTER_AUTOGRAD, _keys))
 AFTER_INPLACE = AFTER_AUTOGRAD.remove(_keys.ADInplaceOrView) if CAN_REDISPATCH else None
-OWN_AUTOGRAD_KERNEL = CAN_REDISPATCH and None not in (_c_apply, _single_level_allowed, _allow_single_level)
+OWN_AUTOGRAD_KERNEL = CAN_REDISPATCH and None not in (_c_apply, _single_level_allowed)
 
 
 def under_transforms(keyset) -> bool:
@@ -72,19 +70,17 @@ def redispatch(op, keyset, args):
 
 def record(function: type[torch.autograd.Function]):
     """A function that applies `function` from an Autograd kernel, at the current
-    level as a C++ kernel records its node; None without the private names."""
+    level as a C++ kernel records its node (its last argument: the kernel's
+    keyset); None without the private names."""
     if not OWN_AUTOGRAD_KERNEL:
         return None
     apply = _c_apply.__get__(None, function)  # the C apply, bound to `function` as Function.apply binds it
 
     def record_node(*args):
-        if _single_level_allowed():
+        if not under_transforms(args[-1]):  # (the C apply asks for the flag under torch.func alone)
             return apply(*args)
-        try:
-            _allow_single_level(True)
+        with _single_level_allowed():
             return apply(*args)
-        finally:
-            _allow_single_level(False)
 
     return record_node
 
