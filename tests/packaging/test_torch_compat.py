@@ -78,7 +78,6 @@ _REGISTER_AUTOGRAD = "not compat.OWN_AUTOGRAD_KERNEL and runtime._lib is not Non
 # name: (statement that deletes it from torch, or None to hide it through
 # MY_OPS_COMPAT_HIDE; what must hold in my_ops once it is missing; -k filter)
 CASES = {
-    "_AutoDispatchBelowAutograd": (None, _REGISTER_AUTOGRAD, _NO_REDISPATCH),  # torch uses it
     "_after_autograd_keyset": (None, _REGISTER_AUTOGRAD, _NO_REDISPATCH),  # torch's register_autograd uses it
     "DispatchKey": (None, _REGISTER_AUTOGRAD, _NO_REDISPATCH),  # torch uses it
     "_FunctionBase": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # its apply is under Function.apply
