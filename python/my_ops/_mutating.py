@@ -15,6 +15,7 @@ from . import _rules, _torch_compat as _compat
 from ._runtime import _forward_ad_error, _lib, _ops
 
 _MUTATE: dict = {}  # mutating op -> what call_mutating calls, where not the op itself
+_EXPORT_ROUTES: dict = {}  # mutating op -> its decomposition while exporting (route_while_exporting)
 
 # The memory rules of a mutating op (overlaps of its arguments), as a node of
 # its own in a compiled graph, run on the graph's real inputs. The op's fake
@@ -78,23 +79,20 @@ def _mutating_op(name: str) -> None:
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
     tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) in ("Tensor", "Optional[Tensor]")]
 
-    def check_memory_in_graph(args) -> None:
-        # (only in AOTAutograd's functional trace, the graph that runs: not
-        # on dynamo's fake tensors, nor in inductor's retrace of the op; not
-        # in torch.export's programs, which AOTInductor runs without Python)
-        # Every call of the op on real tensors passes here too (the compiled
-        # graph's, eager ones): it asks for a functional tensor before it builds
-        # anything (the same tests as building the list first, in another order).
-        functional, n = _compat.FUNCTIONAL_TENSOR, len(args)
-        if functional is None:
-            return
-        for i in tensor_positions:
-            if i < n and isinstance(args[i], functional):
-                break
-        else:
-            return
-        if not torch.compiler.is_exporting():
-            CHECK_MEMORY(name, [args[i] if i < n else None for i in tensor_positions])  # (defaults dropped)
+    def in_functional_trace(*args, **kwargs):
+        # Only in torch's functionalization of a traced graph (AOTAutograd's
+        # trace of a torch.compile'd graph, the graph that runs: not on
+        # dynamo's fake tensors, nor in inductor's retrace of the op); while
+        # exporting, the op's route (_EXPORT_ROUTES), not the check: AOTInductor
+        # runs its programs without Python.
+        if torch.compiler.is_exporting():
+            route = _EXPORT_ROUTES.get(op)
+            return NotImplemented if route is None else route(*args, **kwargs)
+        n = len(args)  # (defaults dropped; a keyword-only one in kwargs)
+        CHECK_MEMORY(name, [args[i] if i < n else kwargs.get(arguments[i].name) for i in tensor_positions])
+        return NotImplemented
+
+    _compat.in_functionalization(f"my_ops::{name}", in_functional_trace, _lib)
 
     def inplace_kernel(keyset, *args):  # (keyset None: the Python API's checks, without the kernel)
         if _compat.forward_ad_active(args, keyset):
@@ -117,7 +115,6 @@ def _mutating_op(name: str) -> None:
                         "updates to inference tensors outside torch.inference_mode() are not allowed (as in "
                         "PyTorch); call it inside torch.inference_mode(), or pass a normal tensor "
                         f"({arguments[i].name}.clone())")
-        check_memory_in_graph(args)
         result = op(*args) if keyset is None else _compat.redispatch(op, keyset & _compat.AFTER_INPLACE, args)
         torch.autograd.graph.increment_version([args[i] for i in written])
         return result
@@ -144,6 +141,16 @@ def _mutating_op(name: str) -> None:
 
     for key in ("Negative", "Conjugate"):
         _lib.impl(name, math_bits_kernel, key)
+
+
+def route_while_exporting(op, decomposition) -> bool:
+    """Has torch's functionalization replace the mutating `op` (one of
+    _mutating_op's) by `decomposition` while exporting
+    (torch.compiler.is_exporting(): run_decompositions, AOTInductor), whoever
+    calls the op; elsewhere (torch.compile) the op stays as it is. False where
+    _torch_compat lacks the name: the Python API then takes the route itself."""
+    _EXPORT_ROUTES[op] = decomposition
+    return _compat.FUNCTIONALIZATION_RULES
 
 
 def call_mutating(op, args):

@@ -1,27 +1,29 @@
-"""The one place where my_ops uses private PyTorch API: ten names, looked
+"""The one place where my_ops uses private PyTorch API: six names, looked
 up once, each with a public fallback (tests/packaging/test_torch_compat.py runs
 the ops without each), each paying in host time (docs/performance.md, "Host
 time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
-1-3. torch._C._AutoDispatchBelowAutograd, torch._C._after_autograd_keyset and
-   torch._C.DispatchKey (its ADInplaceOrView and FuncTorchDynamicLayerBackMode):
-   the redispatch past Autograd or ADInplaceOrView, as torch's register_autograd.
-4-7. torch._C._FunctionBase (its C apply), torch._C._functorch and its
-   get_single_level_autograd_function_allowed and
-   set_single_level_autograd_function_allowed: record the node from the
-   Autograd kernel at the current torch.func level (as pytorch#184974 does
-   after 2.11). Missing any of 1-7: register_autograd (1-3: and the mutating
-   ops' checks in their Python API alone).
-8. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
+1-2. torch._C._after_autograd_keyset and torch._C.DispatchKey (its
+   ADInplaceOrView and FuncTorchDynamicLayerBackMode): the redispatch past
+   Autograd or ADInplaceOrView, as torch's register_autograd.
+3-4. torch._C._FunctionBase (its C apply) and
+   torch._functorch.utils.enable_single_level_autograd_function (under
+   torch.func transforms alone): record the node from the Autograd kernel at
+   the current torch.func level (as pytorch#184974 does after 2.11). Missing
+   any of 1-4: register_autograd (1-2: and the mutating ops' checks in their
+   Python API alone).
+5. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
    only under an open dual level. Missing: asked at level 0.
-9. torch._subclasses.functional_tensor.FunctionalTensor: tells the trace of a
-   compiled graph (AOTAutograd's functional tensors), where a mutating op puts
-   its memory check on the graph's real inputs (_mutating.py). Missing (or
-   1-3 missing): no such check, and torch 2.11 does not guard aliasing between
-   a compiled graph's inputs (pytorch#184481): overlapping arguments after a
-   graph compiled for apart ones are not refused.
-10. OpOverload.py_impl (with torch._C.DispatchKey): the decomposition torch's
-    functionalization takes for a mutating op while exporting, whoever calls the
-    op (decompose_while_exporting). Missing: the Python API takes it itself.
+6. torch._subclasses.functional_tensor.FunctionalTensorMode, the mode of
+   torch's functionalization of a traced graph, given a rule for an op by the
+   public torch.library.register_torch_dispatch (in_functionalization): in the
+   trace of a compiled graph (AOTAutograd's), a mutating op puts its memory
+   check on the graph's real inputs (_mutating.py); while exporting, it takes
+   its decomposition (the functional form, copied back), whoever calls the op
+   (_mutating.route_while_exporting). Missing: no such check, and torch 2.11
+   does not guard aliasing between a compiled graph's inputs (pytorch#184481):
+   overlapping arguments after a graph compiled for apart ones are not
+   refused; the Python API takes the export route itself (torch.ops calls, no
+   longer).
 """
 
 from __future__ import annotations
@@ -42,18 +44,16 @@ def _private(owner, name: str):
     return None if name in _HIDDEN or owner is None else getattr(owner, name, None)
 
 
-_below_autograd = _private(torch._C, "_AutoDispatchBelowAutograd")
 AFTER_AUTOGRAD = _private(torch._C, "_after_autograd_keyset")  # (the keys past an Autograd kernel)
 _function_base = _private(torch._C, "_FunctionBase")
 _c_apply = None if _function_base is None else vars(_function_base).get("apply")  # (unbound: record() binds it)
-_functorch = _private(torch._C, "_functorch")
-_single_level_allowed = _private(_functorch, "get_single_level_autograd_function_allowed")
-_allow_single_level = _private(_functorch, "set_single_level_autograd_function_allowed")
+_single_level_allowed = _private(sys.modules.get("torch._functorch.utils"), "enable_single_level_autograd_function")
 _keys = _private(torch._C, "DispatchKey")
-FUNCTIONAL_TENSOR = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensor")
-CAN_REDISPATCH = all(name is not None for name in (_below_autograd, AFTER_AUTOGRAD, _keys))
+_functional_mode = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensorMode")
+FUNCTIONALIZATION_RULES = _functional_mode is not None  # (in_functionalization)
+CAN_REDISPATCH = AFTER_AUTOGRAD is not None and _keys is not None
 AFTER_INPLACE = AFTER_AUTOGRAD.remove(_keys.ADInplaceOrView) if CAN_REDISPATCH else None
-OWN_AUTOGRAD_KERNEL = CAN_REDISPATCH and None not in (_c_apply, _single_level_allowed, _allow_single_level)
+OWN_AUTOGRAD_KERNEL = CAN_REDISPATCH and None not in (_c_apply, _single_level_allowed)
 
 
 def under_transforms(keyset) -> bool:
@@ -62,26 +62,29 @@ def under_transforms(keyset) -> bool:
 
 
 def redispatch(op, keyset, args):
-    """op(*args) from one of its kernels, to the keys of `keyset` (e.g. keyset & AFTER_AUTOGRAD)."""
-    with _below_autograd():
-        return op.redispatch(keyset, *args)
+    """op(*args) from one of its kernels, to the keys of `keyset` (e.g. keyset & AFTER_AUTOGRAD).
+    Not under torch._C._AutoDispatchBelowAutograd, as torch's register_autograd
+    is: the kernels' own calls (the C kernels' contiguous, to, copy_ through
+    the stable ABI) pass their Autograd kernels, which record nothing here
+    (grad off, or no input requiring grad) but under torch.func's enable_grad
+    (_runtime.py), where the intermediates' nodes are dropped with them; the
+    guard cost 0.6-0.9 us a call on the CPU (docs/performance.md)."""
+    return op.redispatch(keyset, *args)
 
 
 def record(function: type[torch.autograd.Function]):
     """A function that applies `function` from an Autograd kernel, at the current
-    level as a C++ kernel records its node; None without the private names."""
+    level as a C++ kernel records its node (its last argument: the kernel's
+    keyset); None without the private names."""
     if not OWN_AUTOGRAD_KERNEL:
         return None
     apply = _c_apply.__get__(None, function)  # the C apply, bound to `function` as Function.apply binds it
 
     def record_node(*args):
-        if _single_level_allowed():
+        if not under_transforms(args[-1]):  # (the C apply asks for the flag under torch.func alone)
             return apply(*args)
-        try:
-            _allow_single_level(True)
+        with _single_level_allowed():
             return apply(*args)
-        finally:
-            _allow_single_level(False)
 
     return record_node
 
@@ -108,22 +111,24 @@ else:
         return _has_tangent(tensors, level=0)  # (the one level the public dual_level opens)
 
 
-def decompose_while_exporting(op, decomposition) -> bool:
-    """Has torch's functionalization (FunctionalTensorMode, torch 2.11's
-    functional_tensor.py) replace the mutating `op` by `decomposition` while
-    exporting (torch.compiler.is_exporting(): run_decompositions, AOTInductor),
-    whoever calls the op: it asks a mutating op for its CompositeImplicitAutograd
-    kernel before it makes the call an auto_functionalized one. Elsewhere
-    (torch.compile) the kernel answers NotImplemented, and the op stays as it is.
-    False where the names are missing."""
-    py_impl = _private(op, "py_impl")
-    if py_impl is None or _keys is None:
+def in_functionalization(op, rule, lib) -> bool:
+    """Has torch's functionalization of a traced graph (FunctionalTensorMode:
+    AOTAutograd's trace of a torch.compile'd graph, torch.export's
+    run_decompositions, AOTInductor) call rule(*args, **kwargs) for each call
+    of `op` first, with the mode on (what it calls is functionalized and
+    traced); unless it returns NotImplemented, its result is the call's, else
+    the mode takes the call as it would have. By the public
+    torch.library.register_torch_dispatch (`op`: "ns::name"). False where the
+    name is missing."""
+    if _functional_mode is None:
         return False
 
-    def kernel(*args, **kwargs):
-        return decomposition(*args, **kwargs) if torch.compiler.is_exporting() else NotImplemented
+    def dispatch_rule(mode, func, types, args, kwargs):
+        with mode:
+            result = rule(*args, **kwargs)
+        return mode.__torch_dispatch__(func, types, args, kwargs) if result is NotImplemented else result
 
-    py_impl(_keys.CompositeImplicitAutograd)(kernel)
+    torch.library.register_torch_dispatch(op, _functional_mode, dispatch_rule, lib=lib)
     return True
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .. import _rules, _torch_compat
+from .. import _rules
 from .._arguments import float_argument as _float
-from .._mutating import _mutating_op, call_mutating
+from .._mutating import _mutating_op, call_mutating, route_while_exporting
 from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
@@ -141,4 +141,4 @@ def _functional_form_copied_back(a: Tensor, b: Tensor, out: Tensor) -> None:
 
 # torch.ops.my_ops.add_out too: the route sits in the dispatcher (functionalization's
 # decomposition), where torch has it; else in the Python API.
-_EXPORT_ROUTE_IN_API = not _torch_compat.decompose_while_exporting(_ops.add_out.default, _functional_route)
+_EXPORT_ROUTE_IN_API = not route_while_exporting(_ops.add_out.default, _functional_route)

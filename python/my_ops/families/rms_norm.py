@@ -15,10 +15,10 @@ from torch import Tensor, nn
 
 import my_ops  # the package, for my_ops.triton_rms_norm (set after this module is loaded)
 
-from .. import _rules, _torch_compat
+from .. import _rules
 from .._arguments import float_argument as _float
 from .._formulas import _accumulator, _vjp_formula
-from .._mutating import _mutating_op, call_mutating
+from .._mutating import _mutating_op, call_mutating, route_while_exporting
 from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
@@ -181,8 +181,7 @@ def _functional_form_copied_back(x: Tensor, residual: Tensor, weight: Tensor, ep
 
 # torch.ops.my_ops.fused_add_rms_norm too: the route sits in the dispatcher
 # (functionalization's decomposition), where torch has it; else in the Python API.
-_EXPORT_ROUTE_IN_API = not _torch_compat.decompose_while_exporting(_ops.fused_add_rms_norm.default,
-                                                                   _functional_route)
+_EXPORT_ROUTE_IN_API = not route_while_exporting(_ops.fused_add_rms_norm.default, _functional_route)
 
 
 def fused_add_rms_norm_ref(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
