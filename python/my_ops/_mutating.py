@@ -31,12 +31,13 @@ _checks.define("check_memory(str op, Tensor?[] tensors) -> ()")
 def _memory_steps(op: str) -> tuple[int, tuple]:
     """The number of op's tensor arguments, and its memory clauses as
     _rules.walk_memory takes them on those alone (KeyError: an op without rules)."""
-    return sum(p.is_tensor for p in _rules.rules(op)), _rules.memory_steps(op, True)
+    return sum(p.is_tensor for p in _rules.rules(op)), _rules.memory_steps(op)
 
 
 def _check_memory(op: str, tensors) -> None:
     """The op's memory rules on its tensor arguments (`tensors`, in order),
-    each clause as _rules.check_memory takes it, from steps made once per op."""
+    each clause as _rules.check takes it, from steps made once per op: the
+    compiled graphs' node, and vmap's road (the samples of a batch together)."""
     try:
         count, steps = _memory_steps(op)
     except KeyError:  # (rules() of an op without rules)

@@ -298,37 +298,30 @@ _MEMORY = ("written", "apart", "apart_or_same")
 
 
 @functools.cache
-def memory_steps(op: str, tensors_only: bool = False) -> tuple:
+def memory_steps(op: str) -> tuple:
     """op's memory clauses in the order check() meets them, for
     walk_memory(): (i, argument name, clause key, ref name, j), i and j the
-    indices of the argument and of the one its clause names (None: no ref,
-    or, where tensors_only, one that is no tensor argument), into op's
-    arguments, or into its tensor arguments alone where tensors_only."""
-    names = [p.name for p in rules(op) if p.is_tensor or not tensors_only]
+    indices among op's tensor arguments of the argument and of the one its
+    clause names (None: no ref, or one that is no tensor argument)."""
+    names = [p.name for p in rules(op) if p.is_tensor]
     return tuple((names.index(p.name), p.name, c.key, c.ref, names.index(c.ref) if c.ref in names else None)
                  for p in rules(op) if p.is_tensor for c in p.clauses if c.key in _MEMORY)
 
 
-def walk_memory(op: str, steps: tuple, args) -> None:
-    """The memory clauses `steps` (memory_steps()) on `args` (op's arguments,
-    or its tensors alone: tensors_only's steps), each by _memory_clause, as
-    check() takes them; a clause passes where its argument, or the one it
-    names, is no tensor (None, a dropped default, past the end)."""
-    n = len(args)
+def walk_memory(op: str, steps: tuple, tensors) -> None:
+    """The memory clauses `steps` (memory_steps()) on op's tensor arguments
+    (`tensors`, in order), each by _memory_clause, as check() takes them; a
+    clause passes where its argument, or the one it names, is no tensor
+    (None, a dropped default, past the end)."""
+    n = len(tensors)
     for i, name, key, r, j in steps:
-        t = args[i] if i < n else None
+        t = tensors[i] if i < n else None
         if not isinstance(t, Tensor):
             continue
-        ref = args[j] if j is not None and j < n else None
+        ref = tensors[j] if j is not None and j < n else None
         if r and not isinstance(ref, Tensor):
             continue
         _memory_clause(op, name, key, t, r, ref)
-
-
-def check_memory(op: str, *args) -> None:
-    """The memory clauses alone, on tensors whose parts the op is then called
-    on one by one (vmap's per-sample road): each call sees only its part."""
-    walk_memory(op, memory_steps(op), args)
 
 
 def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | None) -> None:

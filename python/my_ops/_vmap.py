@@ -51,11 +51,9 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
     def per_sample(args, in_dims):
         size = next(a.shape[d] for a, d in zip(args, in_dims) if d is not None)
         if written and checked:  # (each call sees its sample alone: do samples overlap?)
+            # (the check as an op: under nested vmap each outer level's rule widens it)
             whole = [a.movedim(d, 0) if d is not None else a for a, d in zip(args, in_dims)]
-            if _memory_readable(args):
-                _rules.check_memory(name, *whole)
-            else:  # (nested vmap: the check as an op, which each outer level's vmap rule widens)
-                CHECK_MEMORY(name, [whole[i] if i < len(whole) else None for i in rule_tensors])
+            CHECK_MEMORY(name, [whole[i] if i < len(whole) else None for i in rule_tensors])
         # (no samples: the outputs' shapes from a sample of zeros, new tensors, so nothing is written)
         samples = [sample(args, in_dims, i) for i in range(size)] or \
             [[a.new_zeros(a.shape[:d] + a.shape[d + 1:]) if d is not None else a for a, d in zip(args, in_dims)]]
