@@ -1,7 +1,6 @@
 """The ops that write their arguments in place and have no derivative: their
 ADInplaceOrView kernel (the stable ABI has none in C++), which every call on
-ordinary tensors passes, inference_mode's included. Where _torch_compat lacks
-a private name, the Python API (call_mutating) checks instead.
+ordinary tensors passes, inference_mode's included.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from torch import Tensor
 from . import _rules, _torch_compat as _compat
 from ._runtime import _forward_ad_error, _lib, _ops
 
-_MUTATE: dict = {}  # mutating op -> what call_mutating calls, where not the op itself
 _EXPORT_ROUTES: dict = {}  # mutating op -> its decomposition while exporting (route_while_exporting)
 
 # The memory rules of a mutating op (overlaps of its arguments), as a node of
@@ -95,7 +93,7 @@ def _mutating_op(name: str) -> None:
 
     _compat.in_functionalization(f"my_ops::{name}", in_functional_trace, _lib)
 
-    def inplace_kernel(keyset, *args):  # (keyset None: the Python API's checks, without the kernel)
+    def inplace_kernel(keyset, *args):
         if _compat.forward_ad_active(args, keyset):
             raise _forward_ad_error(op)
         if torch.is_grad_enabled():
@@ -116,15 +114,11 @@ def _mutating_op(name: str) -> None:
                         "updates to inference tensors outside torch.inference_mode() are not allowed (as in "
                         "PyTorch); call it inside torch.inference_mode(), or pass a normal tensor "
                         f"({arguments[i].name}.clone())")
-        result = op(*args) if keyset is None else _compat.redispatch(op, keyset & _compat.AFTER_INPLACE, args)
+        result = _compat.redispatch(op, keyset, args)
         torch.autograd.graph.increment_version([args[i] for i in written])
         return result
 
-    if _compat.CAN_REDISPATCH:
-        _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
-    else:  # (not under inference_mode, which skips the key, nor dynamo, which cannot trace it)
-        _MUTATE[op] = lambda *args: op(*args) if torch.compiler.is_compiling() or torch.is_inference_mode_enabled() \
-            else inplace_kernel(None, *args)
+    _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
 
     def math_bits_kernel(*args):
         # (a lazily negated or conjugated argument: torch's fallback here aborts
@@ -153,7 +147,3 @@ def route_while_exporting(op, decomposition) -> bool:
     _EXPORT_ROUTES[op] = decomposition
     return _compat.FUNCTIONALIZATION_RULES
 
-
-def call_mutating(op, args):
-    """The Python API's call of a mutating op."""
-    return _MUTATE.get(op, op)(*args)

@@ -38,7 +38,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
     tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
     # (the dispatcher drops trailing arguments equal to their defaults; the formulas get them back)
     defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
-    redispatch, after_autograd = _compat.redispatch, _compat.AFTER_AUTOGRAD
+    redispatch = _compat.redispatch
 
     def forward(ctx, *args_and_keyset):
         args, keyset = args_and_keyset[:-1], args_and_keyset[-1]
@@ -49,9 +49,9 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
                                    "torch.func transform over my_ops: compiling or exporting the function without "
                                    "the transform works, with ordinary autograd)")
             with torch.enable_grad():  # (apply turns grad off; the outer levels must record the call)
-                output = redispatch(op, keyset & after_autograd, args)
+                output = redispatch(op, keyset, args)
         else:
-            output = redispatch(op, keyset & after_autograd, args)
+            output = redispatch(op, keyset, args)
         if any(args[i].is_inference() for i in tensor_positions):
             args = _copies_of_inference_tensors(args)
         setup_context(ctx, args, output)
@@ -90,7 +90,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
             for i in tensor_positions:
                 if isinstance(args[i], Tensor) and args[i].requires_grad:  # (None: the kernel names it)
                     return record(*args, *defaults[len(args):], keyset)
-        return redispatch(op, keyset & after_autograd, args)
+        return redispatch(op, keyset, args)
 
     _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
 

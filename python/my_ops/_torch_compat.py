@@ -1,19 +1,20 @@
-"""The one place where my_ops uses private PyTorch API: six names, looked
+"""The one place where my_ops uses private PyTorch API: five names, looked
 up once, each with a public fallback (tests/packaging/test_torch_compat.py runs
 the ops without each), each paying in host time (docs/performance.md, "Host
 time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
-1-2. torch._C._after_autograd_keyset and torch._C.DispatchKey (its
-   ADInplaceOrView and FuncTorchDynamicLayerBackMode): the redispatch past
-   Autograd or ADInplaceOrView, as torch's register_autograd.
-3-4. torch._C._FunctionBase (its C apply) and
+1. torch._C.DispatchKey (its FuncTorchDynamicLayerBackMode): whether an
+   Autograd kernel's call runs under a torch.func transform (under_transforms).
+2-3. torch._C._FunctionBase (its C apply) and
    torch._functorch.utils.enable_single_level_autograd_function (under
    torch.func transforms alone): record the node from the Autograd kernel at
    the current torch.func level (as pytorch#184974 does after 2.11). Missing
-   any of 1-4: register_autograd (1-2: and the mutating ops' checks in their
-   Python API alone).
-5. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
-   only under an open dual level. Missing: asked at level 0.
-6. torch._subclasses.functional_tensor.FunctionalTensorMode, the mode of
+   any of 1-3: register_autograd; the in-place ops then refuse every call
+   under an open forward-AD level (no transform can be told apart).
+4. torch.autograd.forward_ad._current_level: tensors are asked for a tangent
+   only under an open dual level, and under a transform the open level alone
+   counts (jacfwd over grad: the tangent is not visible to the op, which
+   would silently drop it). Missing: asked at level 0, on every call.
+5. torch._subclasses.functional_tensor.FunctionalTensorMode, the mode of
    torch's functionalization of a traced graph, given a rule for an op by the
    public torch.library.register_torch_dispatch (in_functionalization): in the
    trace of a compiled graph (AOTAutograd's), a mutating op puts its memory
@@ -24,6 +25,7 @@ time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
    overlapping arguments after a graph compiled for apart ones are not
    refused; the Python API takes the export route itself (torch.ops calls, no
    longer).
+The redispatch past a kernel needs none (redispatch).
 """
 
 from __future__ import annotations
@@ -44,32 +46,33 @@ def _private(owner, name: str):
     return None if name in _HIDDEN or owner is None else getattr(owner, name, None)
 
 
-AFTER_AUTOGRAD = _private(torch._C, "_after_autograd_keyset")  # (the keys past an Autograd kernel)
 _function_base = _private(torch._C, "_FunctionBase")
 _c_apply = None if _function_base is None else vars(_function_base).get("apply")  # (unbound: record() binds it)
 _single_level_allowed = _private(sys.modules.get("torch._functorch.utils"), "enable_single_level_autograd_function")
 _keys = _private(torch._C, "DispatchKey")
 _functional_mode = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensorMode")
 FUNCTIONALIZATION_RULES = _functional_mode is not None  # (in_functionalization)
-CAN_REDISPATCH = AFTER_AUTOGRAD is not None and _keys is not None
-AFTER_INPLACE = AFTER_AUTOGRAD.remove(_keys.ADInplaceOrView) if CAN_REDISPATCH else None
-OWN_AUTOGRAD_KERNEL = CAN_REDISPATCH and None not in (_c_apply, _single_level_allowed)
+OWN_AUTOGRAD_KERNEL = None not in (_c_apply, _single_level_allowed, _keys)
 
 
 def under_transforms(keyset) -> bool:
-    """Whether an Autograd kernel's call (with `keyset`) runs under a torch.func transform."""
-    return keyset.has(_keys.FuncTorchDynamicLayerBackMode)
+    """Whether an Autograd kernel's call (with `keyset`) runs under a torch.func
+    transform; without the name, taken to (the callers then refuse or record
+    rather than guess)."""
+    return _keys is None or keyset.has(_keys.FuncTorchDynamicLayerBackMode)
 
 
 def redispatch(op, keyset, args):
-    """op(*args) from one of its kernels, to the keys of `keyset` (e.g. keyset & AFTER_AUTOGRAD).
-    Not under torch._C._AutoDispatchBelowAutograd, as torch's register_autograd
+    """op(*args) from one of its kernels, to the keys below its own, as torch's
+    kernels redispatch: the kernel's `keyset` (with_keyset; its highest key is
+    the kernel's own, the dispatcher having masked off those above) without
+    that key. Not under torch._C._AutoDispatchBelowAutograd, as torch's register_autograd
     is: the kernels' own calls (the C kernels' contiguous, to, copy_ through
     the stable ABI) pass their Autograd kernels, which record nothing here
     (grad off, or no input requiring grad) but under torch.func's enable_grad
     (_runtime.py), where the intermediates' nodes are dropped with them; the
     guard cost 0.6-0.9 us a call on the CPU (docs/performance.md)."""
-    return op.redispatch(keyset, *args)
+    return op.redispatch(keyset.remove(keyset.highestPriorityTypeId()), *args)
 
 
 def record(function: type[torch.autograd.Function]):

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from .. import _rules
 from .._arguments import float_argument as _float
-from .._mutating import _mutating_op, call_mutating, route_while_exporting
+from .._mutating import _mutating_op, route_while_exporting
 from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
@@ -97,7 +97,7 @@ def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():  # (strict export traces this: no rule reader)
         _functional_form_copied_back(a, b, out)
     else:
-        call_mutating(_ops.add_out.default, (a, b, out))
+        _ops.add_out.default(a, b, out)
     return out
 
 

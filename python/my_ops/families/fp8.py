@@ -34,7 +34,7 @@ import torch
 from torch import Tensor
 
 from .. import _rules
-from .._mutating import _mutating_op, call_mutating
+from .._mutating import _mutating_op
 from .._runtime import _lib, _ops
 from .._vmap import register_batching
 from .rms_norm import _checked_eps, rms_norm_ref
@@ -54,7 +54,7 @@ def rms_norm_fp8(x: Tensor, weight: Tensor, scale: Tensor, eps: float | None = 1
     """
     if type(eps) is not float:
         eps = _checked_eps("rms_norm_fp8", eps)
-    return call_mutating(_ops.rms_norm_fp8.default, (x, weight, scale, eps))
+    return _ops.rms_norm_fp8.default(x, weight, scale, eps)
 
 
 def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
@@ -65,7 +65,7 @@ def rms_norm_fp8_per_token(x: Tensor, weight: Tensor, eps: float | None = 1e-6,
     """
     if type(eps) is not float:
         eps = _checked_eps("rms_norm_fp8_per_token", eps)
-    return call_mutating(_ops.rms_norm_fp8_per_token.default, (x, weight, eps, scale_ub))
+    return _ops.rms_norm_fp8_per_token.default(x, weight, eps, scale_ub)
 
 
 def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor,
@@ -73,7 +73,7 @@ def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: T
     """``residual += x`` in place, then ``fp8(rms_norm(residual, weight, eps) / scale)``; x is not written."""
     if type(eps) is not float:
         eps = _checked_eps("fused_add_rms_norm_fp8", eps)
-    return call_mutating(_ops.fused_add_rms_norm_fp8.default, (x, residual, weight, scale, eps))
+    return _ops.fused_add_rms_norm_fp8.default(x, residual, weight, scale, eps)
 
 
 def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6,
@@ -81,17 +81,17 @@ def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor
     """``residual += x`` in place, then ``rms_norm_fp8_per_token(residual, weight, eps, scale_ub)``."""
     if type(eps) is not float:
         eps = _checked_eps("fused_add_rms_norm_fp8_per_token", eps)
-    return call_mutating(_ops.fused_add_rms_norm_fp8_per_token.default, (x, residual, weight, eps, scale_ub))
+    return _ops.fused_add_rms_norm_fp8_per_token.default(x, residual, weight, eps, scale_ub)
 
 
 def silu_and_mul_fp8(x: Tensor, scale: Tensor) -> Tensor:
     """``fp8(silu(x[..., :d]) * x[..., d:] / scale)``: x [..., 2 * d] -> float8_e4m3fn [..., d]."""
-    return call_mutating(_ops.silu_and_mul_fp8.default, (x, scale))
+    return _ops.silu_and_mul_fp8.default(x, scale)
 
 
 def silu_and_mul_fp8_per_token(x: Tensor, scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """``(out, scales)``: silu(x[..., :d]) * x[..., d:] quantized row by row, scales float32 [..., 1]."""
-    return call_mutating(_ops.silu_and_mul_fp8_per_token.default, (x, scale_ub))
+    return _ops.silu_and_mul_fp8_per_token.default(x, scale_ub)
 
 
 # ------------------------------------------------------------ fake kernels

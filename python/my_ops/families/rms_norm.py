@@ -18,7 +18,7 @@ import my_ops  # the package, for my_ops.triton_rms_norm (set after this module 
 from .. import _rules
 from .._arguments import float_argument as _float
 from .._formulas import _accumulator, _vjp_formula
-from .._mutating import _mutating_op, call_mutating, route_while_exporting
+from .._mutating import _mutating_op, route_while_exporting
 from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
@@ -136,7 +136,7 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
         eps = _checked_eps("fused_add_rms_norm", eps)
     if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():  # (strict export traces this: no rule reader)
         return _functional_form_copied_back(x, residual, weight, eps)
-    call_mutating(_ops.fused_add_rms_norm.default, (x, residual, weight, eps))
+    _ops.fused_add_rms_norm.default(x, residual, weight, eps)
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")
