@@ -78,13 +78,13 @@ def _mutating_op(name: str) -> None:
     written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
     tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) in ("Tensor", "Optional[Tensor]")]
 
-    def in_functional_trace(*args, **kwargs):
+    def in_functional_trace(exporting, *args, **kwargs):
         # Only in torch's functionalization of a traced graph (AOTAutograd's
         # trace of a torch.compile'd graph, the graph that runs: not on
         # dynamo's fake tensors, nor in inductor's retrace of the op); while
         # exporting, the op's route (_EXPORT_ROUTES), not the check: AOTInductor
         # runs its programs without Python.
-        if torch.compiler.is_exporting():
+        if exporting:
             route = _EXPORT_ROUTES.get(op)
             return NotImplemented if route is None else route(*args, **kwargs)
         n = len(args)  # (defaults dropped; a keyword-only one in kwargs)
@@ -140,8 +140,8 @@ def _mutating_op(name: str) -> None:
 
 def route_while_exporting(op, decomposition) -> bool:
     """Has torch's functionalization replace the mutating `op` (one of
-    _mutating_op's) by `decomposition` while exporting
-    (torch.compiler.is_exporting(): run_decompositions, AOTInductor), whoever
+    _mutating_op's) by `decomposition` while exporting (run_decompositions,
+    AOTInductor, AOTAutograd's export trace: _torch_compat's `exporting`), whoever
     calls the op; elsewhere (torch.compile) the op stays as it is. False where
     _torch_compat lacks the name: the Python API then takes the route itself."""
     _EXPORT_ROUTES[op] = decomposition

@@ -117,18 +117,22 @@ else:
 def in_functionalization(op, rule, lib) -> bool:
     """Has torch's functionalization of a traced graph (FunctionalTensorMode:
     AOTAutograd's trace of a torch.compile'd graph, torch.export's
-    run_decompositions, AOTInductor) call rule(*args, **kwargs) for each call
-    of `op` first, with the mode on (what it calls is functionalized and
-    traced); unless it returns NotImplemented, its result is the call's, else
-    the mode takes the call as it would have. By the public
+    run_decompositions, AOTInductor) call rule(exporting, *args, **kwargs) for
+    each call of `op` first, with the mode on (what it calls is functionalized
+    and traced); unless it returns NotImplemented, its result is the call's,
+    else the mode takes the call as it would have. `exporting`: the trace makes
+    a program to run without Python (torch.compiler.is_exporting(), or the
+    mode's own flag: torch.export's joint-IR run_decompositions, direct
+    aot_export_module). By the public
     torch.library.register_torch_dispatch (`op`: "ns::name"). False where the
     name is missing."""
     if _functional_mode is None:
         return False
 
     def dispatch_rule(mode, func, types, args, kwargs):
+        exporting = torch.compiler.is_exporting() or getattr(mode, "export", False) is True
         with mode:
-            result = rule(*args, **kwargs)
+            result = rule(exporting, *args, **kwargs)
         return mode.__torch_dispatch__(func, types, args, kwargs) if result is NotImplemented else result
 
     torch.library.register_torch_dispatch(op, _functional_mode, dispatch_rule, lib=lib)

@@ -126,6 +126,24 @@ def test_compile_keeps_the_op_in_place():
     torch.testing.assert_close(residual, eager[1])
 
 
+def test_export_trace_outside_is_exporting_takes_the_route():
+    """AOTAutograd's trace for export (aot_export_module: torch.export's joint
+    IR, or a caller of its own) runs outside torch.compiler.is_exporting(); its
+    program runs without Python too, so the op takes its route there, never
+    the compiled graphs' Python-only overlap check."""
+    from torch._functorch.aot_autograd import aot_export_module
+
+    class TupleOut(TorchOpsBlock):  # (aot_export_module takes tuple outputs)
+        def forward(self, x, residual):
+            return (super().forward(x, residual),)
+
+    with torch.no_grad():
+        graph, _ = aot_export_module(TupleOut(), example_inputs(2, 8), trace_joint=False)
+    targets = _targets(graph)
+    assert "my_ops.check_memory.default" not in targets, targets
+    assert targets.count("my_ops.fused_add_rms_norm_functional.default") == 1, targets
+
+
 def test_the_mutating_ops_are_known():
     """(the parametrization below walks the registry: an empty list would pass it)"""
     assert {"add_out", "fused_add_rms_norm"} <= set(MUTATING_OPS), MUTATING_OPS
