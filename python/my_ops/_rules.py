@@ -52,10 +52,20 @@ class Param:
         return self.kind == "Tensor"
 
 
-# Each clause and the kind of argument it applies to (`>=N`: an int's least value).
-_CLAUSE_KINDS = {**dict.fromkeys(("like", "like_or_wider", "dim>=", "dim", "shape", "even", "rows", "written",
-                                  "apart", "apart_or_same", "scale"), "Tensor"),
-                 "eps": "float", "one_of": "str", ">=": "int"}
+# Each clause: the kind of argument it applies to, and what follows its '=' (or its
+# '>=': a number): nothing, a number, one_of's words, or a tensor argument's name,
+# bare ("") or inside one of the functions named. op_rules.cpp's parse_clause has this table.
+_CLAUSES = {**dict.fromkeys(("like", "like_or_wider", "apart", "apart_or_same", "scale"), ("Tensor", ("",))),
+            "shape": ("Tensor", ("", "last", "half")), "rows": ("Tensor", ("cols",)),
+            "dim>=": ("Tensor", "number"), "dim": ("Tensor", "number"),
+            "even": ("Tensor", "nothing"), "written": ("Tensor", "nothing"), "eps": ("float", "nothing"),
+            "one_of": ("str", "words"), ">=": ("int", "number")}
+
+
+def _or_list(items) -> str:
+    """"a, b or c", as op_rules.cpp's or_list writes it."""
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
 
 
 def _integer(word: str) -> int:
@@ -65,19 +75,45 @@ def _integer(word: str) -> int:
     return int(word)
 
 
-def _parse_clause(word: str) -> Clause:
+def _parse_clause(word: str, p: Param, params: dict) -> Clause:
+    """One clause of p's rules, as written: `key`, `key=value` or `key>=N`. A word
+    of another form than its clause's is refused: read anyway, it would check
+    something else (`rows=x` as `rows=cols(x)`, `dim=f(3)` as `dim=3`) or nothing
+    (`like` with no argument to compare with passes every call)."""
     if ">=" in word:
-        key, number = word.split(">=", 1)
-        return Clause(key + ">=", number=_integer(number))
-    if "=" not in word:
-        return Clause(word)
-    key, value = word.split("=", 1)
-    if key == "dim":
+        key, value = word.split(">=", 1)
+        key += ">="
+    else:
+        key, _, value = word.partition("=")
+    has_value = "=" in word
+    if key not in _CLAUSES:
+        raise ValueError(f"unknown clause '{word}'")
+    kind, takes = _CLAUSES[key]
+    if kind != p.kind:
+        raise ValueError(f"clause '{word}' does not apply to the {p.kind} argument '{p.name}'")
+    if takes == "nothing":
+        if has_value:
+            raise ValueError(f"clause '{word}' takes no value: {key}")
+        return Clause(key)
+    if takes == "number":
+        # (only `dim` can lack it: a `>=` clause's key ends where its number starts)
+        if not has_value:
+            raise ValueError(f"clause '{word}' needs a number: {key}=<N>")
         return Clause(key, number=_integer(value))
-    fn = ""
-    if "(" in value:
-        fn, value = value[:-1].split("(")
-    return Clause(key, ref=value, fn=fn)
+    if takes == "words":
+        if "" in value.split("|"):
+            raise ValueError(f"clause '{word}' needs words separated by '|', none empty")
+        return Clause(key, ref=value)
+    # `name` or `fn(name)`: a '(' after a function's name, and ')' last
+    fn, ref, open_ = "", value, value.find("(")
+    if open_ > 0 and value.endswith(")"):
+        fn, ref = value[:open_], value[open_ + 1:-1]
+    if not ref or "(" in ref or ")" in ref or fn not in takes:
+        forms = _or_list(f"{key}=" + (f"{f}(<argument>)" if f else "<argument>") for f in takes)
+        raise ValueError(f"clause '{word}' needs an argument to compare with: {forms}")
+    if ref not in params:
+        raise ValueError(f"rules name an unknown argument '{ref}'")
+    return Clause(key, ref=ref, fn=fn)
 
 
 def op_names() -> list[str]:
@@ -107,16 +143,7 @@ def parse(arguments, text: str) -> list[Param]:
             raise ValueError(f"rules name an unknown argument '{arg}'")
         p = params[arg]
         for word in words.split():
-            clause = _parse_clause(word)
-            if clause.ref and clause.key != "one_of" and clause.ref not in params:
-                raise ValueError(f"rules name an unknown argument '{clause.ref}'")
-            if clause.key not in _CLAUSE_KINDS:
-                raise ValueError(f"unknown clause '{word}'")
-            if clause.key == "one_of" and "" in clause.ref.split("|"):
-                raise ValueError(f"clause '{word}' needs words separated by '|', none empty")
-            if _CLAUSE_KINDS[clause.key] != p.kind:
-                raise ValueError(f"clause '{word}' does not apply to the {p.kind} argument '{p.name}'")
-            p.clauses.append(clause)
+            p.clauses.append(_parse_clause(word, p, params))
     return list(params.values())
 
 
@@ -280,8 +307,7 @@ def check(op: str, *args, params: list[Param] | None = None, memory: bool = True
                     _check(a >= c.number, lambda: f"my_ops.{op}: expected {p.name} to be >= {c.number}, "
                                                   f"but got {int(a)}")
                 if c.key == "one_of" and a not in c.ref.split("|"):
-                    words = [f"'{w}'" for w in c.ref.split("|")]
-                    expected = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+                    expected = _or_list(f"'{w}'" for w in c.ref.split("|"))
                     _fail(op, f"expected {p.name} to be {expected}, but got '{a}'")
 
 

@@ -52,6 +52,114 @@ int64_t rule_integer(const std::string &word) {
     return value;
 }
 
+int index_of(const std::vector<OpRules::Param> &params, const std::string &name) {
+    for (size_t i = 0; i < params.size(); ++i)
+        if (params[i].name == name) return static_cast<int>(i);
+    throw std::invalid_argument("rules name an unknown argument '" + name + "'");
+}
+
+// "a, b or c"
+std::string or_list(const std::vector<std::string> &items) {
+    std::string text;
+    for (size_t i = 0; i < items.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+    return text;
+}
+
+// One clause of p's rules, as written: `key`, `key=value` or `key>=N`. A word in
+// another form than its clause's is a bad definition: read anyway, it would check
+// something else (`rows=x` as `rows=cols(x)`, `dim=f(3)` as `dim=3`) or nothing (`like`
+// with no argument to compare with passes every call). _rules.py's _parse_clause and
+// _CLAUSES mirror this, message for message.
+OpRules::Clause parse_clause(const std::string &word, const OpRules::Param &p,
+                             const std::vector<OpRules::Param> &params) {
+    enum class Takes { Nothing, Number, Words, Argument };
+    struct Form {
+        const char *key;
+        const char *kind;  // the kind of argument the clause applies to
+        Takes takes;       // what follows its '=' (or its '>=': a Number)
+        std::vector<std::string> fns;  // Argument: "" a bare name, else a function of it
+    };
+    // (local: OpRules of other files are built during static initialisation, maybe first)
+    static const Form forms[] = {
+        {"like", "Tensor", Takes::Argument, {""}},
+        {"like_or_wider", "Tensor", Takes::Argument, {""}},
+        {"shape", "Tensor", Takes::Argument, {"", "last", "half"}},
+        {"rows", "Tensor", Takes::Argument, {"cols"}},
+        {"apart", "Tensor", Takes::Argument, {""}},
+        {"apart_or_same", "Tensor", Takes::Argument, {""}},
+        {"scale", "Tensor", Takes::Argument, {""}},
+        {"dim>=", "Tensor", Takes::Number, {}},
+        {"dim", "Tensor", Takes::Number, {}},
+        {"even", "Tensor", Takes::Nothing, {}},
+        {"written", "Tensor", Takes::Nothing, {}},
+        {"eps", "float", Takes::Nothing, {}},
+        {"one_of", "str", Takes::Words, {}},
+        {">=", "int", Takes::Number, {}},
+    };
+    OpRules::Clause c;
+    std::string value;
+    bool has_value = true;
+    const auto ge = word.find(">="), eq = word.find('=');
+    if (ge != std::string::npos) {
+        c.key = word.substr(0, ge) + ">=";
+        value = word.substr(ge + 2);
+    } else if (eq != std::string::npos) {
+        c.key = word.substr(0, eq);
+        value = word.substr(eq + 1);
+    } else {
+        c.key = word;
+        has_value = false;
+    }
+    const Form *form = nullptr;
+    for (const Form &f : forms)
+        if (c.key == f.key) form = &f;
+    if (form == nullptr) throw std::invalid_argument("unknown clause '" + word + "'");
+    if (p.kind != form->kind)
+        throw std::invalid_argument("clause '" + word + "' does not apply to the " + p.kind +
+                                    " argument '" + p.name + "'");
+    const auto refuse = [&](const std::string &needs) {
+        throw std::invalid_argument("clause '" + word + "' " + needs);
+    };
+    switch (form->takes) {
+    case Takes::Nothing:
+        if (has_value) refuse("takes no value: " + c.key);
+        break;
+    case Takes::Number:
+        // (only `dim` can lack it: a `>=` clause's key ends where its number starts)
+        if (!has_value) refuse("needs a number: " + c.key + "=<N>");
+        c.number = rule_integer(value);
+        break;
+    case Takes::Words:
+        if (value.empty() || value.front() == '|' || value.back() == '|' ||
+            value.find("||") != std::string::npos)
+            refuse("needs words separated by '|', none empty");
+        c.ref = value;  // the words, '|'-separated
+        break;
+    case Takes::Argument: {
+        // `name` or `fn(name)`: a '(' after a function's name, and ')' last
+        const auto open = value.find('(');
+        if (open != std::string::npos && open > 0 && value.back() == ')') {
+            c.fn = value.substr(0, open);
+            c.ref = value.substr(open + 1, value.size() - open - 2);
+        } else {
+            c.ref = value;
+        }
+        const auto &fns = form->fns;
+        if (c.ref.empty() || c.ref.find_first_of("()") != std::string::npos ||
+            std::find(fns.begin(), fns.end(), c.fn) == fns.end()) {
+            std::vector<std::string> written;
+            for (const auto &fn : fns)
+                written.push_back(c.key + "=" + (fn.empty() ? "<argument>" : fn + "(<argument>)"));
+            refuse("needs an argument to compare with: " + or_list(written));
+        }
+        c.ref_index = index_of(params, c.ref);
+        break;
+    }
+    }
+    return c;
+}
+
 [[noreturn]] void bad_definition(const char *schema, const std::string &what) {
     // Static initialisation: nothing can catch this, and a wrong rule is a bug of my_ops.
     std::fprintf(stderr, "my_ops: bad op definition '%s': %s\n", schema, what.c_str());
@@ -223,65 +331,15 @@ void OpRules::parse() {
         p.is_tensor = p.kind == "Tensor";
         params_.push_back(p);
     }
-    auto index_of = [&](const std::string &name) {
-        for (size_t i = 0; i < params_.size(); ++i)
-            if (params_[i].name == name) return static_cast<int>(i);
-        throw std::invalid_argument("rules name an unknown argument '" + name + "'");
-    };
     for (const auto &entry : split(rules_, ';')) {
         if (entry.empty()) continue;
         const auto colon = entry.find(':');
         if (colon == std::string::npos)
             throw std::invalid_argument("rule without 'arg:': " + entry);
-        Param &p = params_[index_of(trim(entry.substr(0, colon)))];
+        Param &p = params_[index_of(params_, trim(entry.substr(0, colon)))];
         for (const auto &word : split(entry.substr(colon + 1), ' ')) {
             if (word.empty()) continue;
-            Clause c;
-            const auto eq = word.find('=');
-            const auto ge = word.find(">=");
-            if (ge != std::string::npos) {
-                c.key = word.substr(0, ge) + ">=";
-                c.number = rule_integer(word.substr(ge + 2));
-            } else if (eq == std::string::npos) {
-                c.key = word;
-            } else {
-                c.key = word.substr(0, eq);
-                std::string value = word.substr(eq + 1);
-                const auto paren = value.find('(');
-                if (paren != std::string::npos) {
-                    c.fn = value.substr(0, paren);
-                    value = value.substr(paren + 1, value.size() - paren - 2);
-                }
-                if (c.key == "dim") {
-                    c.number = rule_integer(value);
-                } else if (c.key == "one_of") {
-                    c.ref = value;  // the words, '|'-separated, none empty
-                    if (value.empty() || value.front() == '|' || value.back() == '|' ||
-                        value.find("||") != std::string::npos)
-                        throw std::invalid_argument("clause '" + word +
-                                                    "' needs words separated by '|', none empty");
-                } else {
-                    c.ref = value;
-                    c.ref_index = index_of(value);
-                }
-            }
-            // each clause and the kind of argument it applies to (`>=N`: an int's least value)
-            static const std::pair<const char *, const char *> known[] = {
-                {"like", "Tensor"},  {"like_or_wider", "Tensor"},
-                {"dim>=", "Tensor"}, {"dim", "Tensor"},
-                {"shape", "Tensor"}, {"even", "Tensor"},
-                {"rows", "Tensor"},  {"written", "Tensor"},
-                {"apart", "Tensor"}, {"apart_or_same", "Tensor"},
-                {"scale", "Tensor"}, {"eps", "float"},
-                {"one_of", "str"},   {">=", "int"}};
-            const char *kind = nullptr;
-            for (const auto &k : known)
-                if (c.key == k.first) kind = k.second;
-            if (kind == nullptr) throw std::invalid_argument("unknown clause '" + word + "'");
-            if (p.kind != kind)
-                throw std::invalid_argument("clause '" + word + "' does not apply to the " +
-                                            p.kind + " argument '" + p.name + "'");
-            p.clauses.push_back(c);
+            p.clauses.push_back(parse_clause(word, p, params_));
         }
     }
 }
@@ -342,12 +400,10 @@ void OpRules::check(const Arg *args, size_t count) const {
 
 void OpRules::check_one_of(const Param &p, const Clause &c, const std::string &value) const {
     const auto words = split(c.ref, '|');
-    std::string expected;
-    for (size_t i = 0; i < words.size(); ++i) {
-        if (words[i] == value) return;
-        expected += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + ("'" + words[i] + "'");
-    }
-    fail("expected " + p.name + " to be " + expected + ", but got '" + value + "'");
+    if (std::find(words.begin(), words.end(), value) != words.end()) return;
+    std::vector<std::string> quoted;
+    for (const auto &word : words) quoted.push_back("'" + word + "'");
+    fail("expected " + p.name + " to be " + or_list(quoted) + ", but got '" + value + "'");
 }
 
 void OpRules::check_tensor(const Param &p, const api::Tensor &t, const Arg *args) const {

@@ -31,8 +31,9 @@
 // at least N. A bool argument has no clauses. Any of these may be optional
 // (`int?`, ...): None passes. A clause on an argument of another kind, or an
 // argument of another type (`int[]`, `SymInt`, ...), is a bad definition, as
-// are an empty word in `one_of=`, an argument without a name and two
-// arguments of one name.
+// are a clause in another form than those above (`like` with no `=A`,
+// `even=A`, `rows=A`, `dim` with no `=N`, `shape=first(A)`), an empty word in
+// `one_of=`, an argument without a name and two arguments of one name.
 // The dispatcher converts a scalar before any check sees it: a bool given for
 // an `int` or `float` is 1 or 0, a one-element tensor its value. The Python
 // API refuses a bool itself (_arguments.py: int_argument, float_argument);

@@ -412,6 +412,7 @@ def test_a_scale_of_another_dtype_is_named_by_its_own_rule(spec, argument):
 _KINDS = "q(Tensor? bias, int group_size, int? bits, bool transpose, bool? fast, float? eps, str mode) -> ()"
 _KIND_RULES = "group_size: >=1; bits: >=2; eps: eps; mode: one_of=row|col"
 _GOOD = dict(bias=None, group_size=128, bits=None, transpose=True, fast=None, eps=None, mode="row")
+_XY = "q(Tensor x, Tensor y) -> ()"  # (for malformed texts: a value is read only once the text is)
 
 # (schema, rules, the arguments that differ from _GOOD) -> the refusal both readers give, or "".
 RULE_TEXTS = [
@@ -460,6 +461,37 @@ RULE_TEXTS = [
     ("q(str s) -> ()", "s: one_of=a", dict(s="c"), "my_ops.q: expected s to be 'a', but got 'c'"),
     # two arguments of one name (torch's schema parser takes them)
     ("q(int n, float n) -> ()", "", {}, "bad definition: two arguments named 'n'"),
+    # each clause in its own forms only: a clause that compares with an argument names one
+    *[(_XY, f"x: {word}", {}, f"bad definition: clause '{word}' needs an argument to compare with: {forms}")
+      for word, forms in [
+          ("like", "like=<argument>"), ("like=", "like=<argument>"), ("like=last(y)", "like=<argument>"),
+          ("like_or_wider", "like_or_wider=<argument>"), ("apart", "apart=<argument>"),
+          ("apart_or_same", "apart_or_same=<argument>"), ("scale", "scale=<argument>"),
+          ("rows", "rows=cols(<argument>)"), ("rows=y", "rows=cols(<argument>)"),
+          ("rows=cols()", "rows=cols(<argument>)"),
+          *[(word, "shape=<argument>, shape=last(<argument>) or shape=half(<argument>)") for word in (
+              "shape", "shape=first(y)", "shape=last(y", "shape=last(half(y))", "shape=(y)", "shape=y)")]]],
+    (_XY, "x: rows=cols(z)", {}, "bad definition: rules name an unknown argument 'z'"),
+    (_XY, "x: like=z", {}, "bad definition: rules name an unknown argument 'z'"),
+    (_XY, "x: near=z", {}, "bad definition: unknown clause 'near=z'"),
+    # ... a clause that takes no value takes none
+    (_XY, "x: even=y", {}, "bad definition: clause 'even=y' takes no value: even"),
+    (_XY, "x: written=y", {}, "bad definition: clause 'written=y' takes no value: written"),
+    (_XY, "x: written=", {}, "bad definition: clause 'written=' takes no value: written"),
+    ("q(Tensor x, float e) -> ()", "e: eps=x", {}, "bad definition: clause 'eps=x' takes no value: eps"),
+    # ... a number is a whole integer (the C++ reader once read `dim=f(3)` as `dim=3`)
+    (_XY, "x: dim", {}, "bad definition: clause 'dim' needs a number: dim=<N>"),
+    (_XY, "x: dim=", {}, "bad definition: '' is not an integer"),
+    (_XY, "x: dim=f(3)", {}, "bad definition: 'f(3)' is not an integer"),
+    (_XY, "x: dim>=f(1)", {}, "bad definition: 'f(1)' is not an integer"),
+    # ... and one_of's words follow its '='
+    ("q(str s) -> ()", "s: one_of", dict(s="c"), "bad definition: clause 'one_of' needs words separated by '|', "
+     "none empty"),
+    # every form each clause takes, on arguments that are None (where every clause passes)
+    ("q(Tensor? x, Tensor? y, float? e, int? n, str? s) -> ()",
+     "x: like=y like_or_wider=y dim>=1 dim=2 shape=y shape=last(y) shape=half(y) even rows=cols(y) written "
+     "apart=y apart_or_same=y scale=y; e: eps; n: >=1; s: one_of=a|b", dict(x=None, y=None, e=None, n=None, s=None),
+     ""),
 ]
 
 
