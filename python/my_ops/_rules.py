@@ -23,6 +23,8 @@ from torch import Tensor
 from . import _C
 from ._torch_compat import check as _check, schema as _schema
 
+# float32's least positive (subnormal) and greatest finite values: an eps's range.
+_FLOAT32_LEAST, _FLOAT32_MOST = torch.finfo(torch.float32).smallest_normal * 2.0 ** -23, torch.finfo(torch.float32).max
 _FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 # Devices a fake kernel accepts: the real kernels' CPU and CUDA, and meta
 # (shape inference). Mixing them is refused by `like=`.
@@ -113,6 +115,9 @@ def _parse_clause(word: str, p: Param, params: dict) -> Clause:
         raise ValueError(f"clause '{word}' needs an argument to compare with: {forms}")
     if ref not in params:
         raise ValueError(f"rules name an unknown argument '{ref}'")
+    if not params[ref].is_tensor:  # (the check would skip it: no tensor to compare)
+        raise ValueError(f"clause '{word}' compares with the {params[ref].kind} argument '{ref}': "
+                         "it needs a tensor argument")
     return Clause(key, ref=ref, fn=fn)
 
 
@@ -152,6 +157,18 @@ def rules(op: str) -> list[Param]:
     """op's rules, parsed on first use (the first fake-kernel call), not at import."""
     text = dict(line.split("\t") for line in _C.op_rules().splitlines())[op]
     return parse(_schema(getattr(torch.ops.my_ops, op).default).arguments, text)
+
+
+def eps_refusal(name: str, value: float, also: str = "") -> str:
+    """Why an `eps` clause's value is refused ("" if it is not), as op_rules.cpp
+    words it; `also` follows "finite number >= 0" (RMSNorm: its None)."""
+    if not (math.isfinite(value) and value >= 0):
+        return f"expected {name} to be a finite number >= 0{also}, but got {value:g}"
+    if value != 0 and not _FLOAT32_LEAST <= value <= _FLOAT32_MOST:
+        # (16- and 32-bit x add eps in float32, where it would become 0 or inf)
+        return (f"expected {name} to be 0 or from 1.4e-45 to 3.4e+38 (float32's range, in which the kernels "
+                f"add it), but got {value:g}")
+    return ""
 
 
 def _fail(op: str, message: str):
@@ -298,8 +315,8 @@ def check(op: str, *args, params: list[Param] | None = None, memory: bool = True
                 _check_tensor(op, p, a, by_name, memory)
         elif a is None:
             continue
-        elif any(c.key == "eps" for c in p.clauses) and not (math.isfinite(a) and a >= 0):
-            _fail(op, f"expected {p.name} to be a finite number >= 0, but got {a:g}")
+        elif any(c.key == "eps" for c in p.clauses) and eps_refusal(p.name, a):
+            _fail(op, eps_refusal(p.name, a))
         else:
             for c in p.clauses:
                 if c.key == ">=":

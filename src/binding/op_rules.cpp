@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -154,6 +155,10 @@ OpRules::Clause parse_clause(const std::string &word, const OpRules::Param &p,
             refuse("needs an argument to compare with: " + or_list(written));
         }
         c.ref_index = index_of(params, c.ref);
+        // (a clause comparing with a non-tensor would be skipped by the check)
+        if (params[c.ref_index].kind != "Tensor")
+            refuse("compares with the " + params[c.ref_index].kind + " argument '" + c.ref +
+                   "': it needs a tensor argument");
         break;
     }
     }
@@ -390,6 +395,13 @@ void OpRules::check(const Arg *args, size_t count) const {
             if (c.key == "eps" && !(std::isfinite(arg.number) && arg.number >= 0.0))
                 fail("expected " + p.name + " to be a finite number >= 0, but got " +
                      number_text(arg.number));
+            // (16- and 32-bit x add eps in float32, where a value outside its range
+            // would become 0 or inf: NaN for a zero row, 0 for every row)
+            if (c.key == "eps" && arg.number != 0.0 &&
+                !(arg.number >= std::numeric_limits<float>::denorm_min() &&
+                  arg.number <= std::numeric_limits<float>::max()))
+                fail("expected " + p.name + " to be 0 or from 1.4e-45 to 3.4e+38 (float32's " +
+                     "range, in which the kernels add it), but got " + number_text(arg.number));
             if (c.key == "one_of") check_one_of(p, c, *arg.text);
             if (c.key == ">=" && arg.integer < c.number)
                 fail("expected " + p.name + " to be >= " + std::to_string(c.number) + ", but got " +

@@ -423,6 +423,11 @@ RULE_TEXTS = [
     (_KINDS, _KIND_RULES, dict(bits=1), "my_ops.q: expected bits to be >= 2, but got 1"),
     (_KINDS, _KIND_RULES, dict(eps=-0.5), "my_ops.q: expected eps to be a finite number >= 0, but got -0.5"),
     (_KINDS, _KIND_RULES, dict(eps=math.nan), "my_ops.q: expected eps to be a finite number >= 0, but got nan"),
+    # eps outside float32's range, in which the kernels add it (0 or inf there), and its ends
+    *[(_KINDS, _KIND_RULES, dict(eps=eps), "my_ops.q: expected eps to be 0 or from 1.4e-45 to 3.4e+38 (float32's "
+       f"range, in which the kernels add it), but got {text}") for eps, text in (
+           (1e-50, "1e-50"), (7e-46, "7e-46"), (1e39, "1e+39"), (3.41e38, "3.41e+38"))],
+    *[(_KINDS, _KIND_RULES, dict(eps=eps), "") for eps in (0.0, 2.0 ** -149, 3.4028234663852886e38)],
     (_KINDS, _KIND_RULES, dict(mode="tile"), "my_ops.q: expected mode to be 'row' or 'col', but got 'tile'"),
     (_KINDS, _KIND_RULES, dict(bias=None, group_size=0, bits=1),  # the first broken rule, in argument order
      "my_ops.q: expected group_size to be >= 1, but got 0"),
@@ -474,6 +479,10 @@ RULE_TEXTS = [
     (_XY, "x: rows=cols(z)", {}, "bad definition: rules name an unknown argument 'z'"),
     (_XY, "x: like=z", {}, "bad definition: rules name an unknown argument 'z'"),
     (_XY, "x: near=z", {}, "bad definition: unknown clause 'near=z'"),
+    ("q(Tensor x, int n) -> ()", "x: like=n", {},
+     "bad definition: clause 'like=n' compares with the int argument 'n': it needs a tensor argument"),
+    ("q(Tensor x, float e) -> ()", "x: shape=last(e)", {},
+     "bad definition: clause 'shape=last(e)' compares with the float argument 'e': it needs a tensor argument"),
     # ... a clause that takes no value takes none
     (_XY, "x: even=y", {}, "bad definition: clause 'even=y' takes no value: even"),
     (_XY, "x: written=y", {}, "bad definition: clause 'written=y' takes no value: written"),

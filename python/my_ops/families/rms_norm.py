@@ -8,8 +8,6 @@ imported on first use; it takes eps and the double backward from here.
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor, nn
 
@@ -220,10 +218,10 @@ class RMSNorm(nn.Module):
         self.normalized_shape = shape
         # (a NumPy scalar as a float: torch.compile would trace it as a tensor, which eps is not)
         self.eps = _checked_eps("RMSNorm", eps)
-        if isinstance(self.eps, float) and not (math.isfinite(self.eps) and self.eps >= 0):
+        if isinstance(self.eps, float) and _rules.eps_refusal("eps", self.eps):
             # (refused here, as the forward would refuse it, not at the first call)
-            raise ValueError(f"my_ops.RMSNorm: expected eps to be a finite number >= 0 (or None for the "
-                             f"machine epsilon), but got {self.eps:g}")
+            raise ValueError("my_ops.RMSNorm: " + _rules.eps_refusal("eps", self.eps, " (or None for the "
+                                                                      "machine epsilon)"))
         self.elementwise_affine = elementwise_affine
         self.impl = impl
         if elementwise_affine:
