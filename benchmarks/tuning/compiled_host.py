@@ -4,8 +4,8 @@ graph's real inputs (docs/performance.md, "Host time per call"):
 fused_add_rms_norm and add_out on [4, 64] tensors (float32 on the CPU,
 bfloat16 on a GPU), each compiled alone (fullgraph) with the aot_eager
 backend and with inductor (skipped, with its error, where it cannot compile
-here). Without the check: MY_OPS_COMPAT_HIDE=FunctionalTensor, which leaves
-it out of the graph (my_ops._torch_compat, name 9), in a process of its own.
+here). Without the check: MY_OPS_COMPAT_HIDE=FunctionalTensorMode, which
+leaves it out of the graph (my_ops._torch_compat, name 5), in a process of its own.
 Also the node alone: torch.ops.my_ops.check_memory on the same tensors.
 
 Each process times runs of --calls calls back to back (one synchronisation at
@@ -91,7 +91,7 @@ def main() -> None:
         print(json.dumps(_child(backends, options.runs, options.calls)))
         return
 
-    variants = {"with the check": "", "without (hidden)": "FunctionalTensor"}
+    variants = {"with the check": "", "without (hidden)": "FunctionalTensorMode"}
     found: dict[str, dict[str, list]] = {v: {} for v in variants}
     info = None
     for _ in range(options.rounds):
