@@ -36,6 +36,26 @@ const OpRules fused_add_rms_norm_fp8_per_token_op(
     "x: dim>=1; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x "
     "apart=residual");
+// The same, as new tensors: (out, new residual) and (out, scales, new residual), residual
+// read, not written. What an exported program calls in place of the two fused ops
+// (python/my_ops/families/fp8.py), the new residual then copied back: torch's own
+// functionalization would call the in-place op on a clone of residual, so its memory rules
+// would only ever see the clone, and a weight overlapping residual would be read unchanged and
+// then overwritten by the copy back. In a package these get the caller's tensors, which the
+// copy back writes: so the in-place op's rules (residual with elements of its own and apart
+// from x, weight, scale and scale_ub), checked when the program runs.
+const OpRules fused_add_rms_norm_fp8_functional_op(
+    "fused_add_rms_norm_fp8_functional(Tensor x, Tensor residual, Tensor weight, Tensor scale, "
+    "float? eps=1e-06) -> (Tensor, Tensor)",
+    "x: dim>=1; residual: like=x shape=x written apart=x; "
+    "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: "
+    "eps");
+const OpRules fused_add_rms_norm_fp8_per_token_functional_op(
+    "fused_add_rms_norm_fp8_per_token_functional(Tensor x, Tensor residual, Tensor weight, "
+    "float? eps=1e-06, Tensor? scale_ub=None) -> (Tensor, Tensor, Tensor)",
+    "x: dim>=1; residual: like=x shape=x written apart=x; "
+    "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x "
+    "apart=residual");
 const OpRules silu_and_mul_fp8_op("silu_and_mul_fp8(Tensor x, Tensor scale) -> Tensor",
                                   "x: dim>=1 even; scale: scale=x");
 const OpRules silu_and_mul_fp8_per_token_op(
@@ -167,6 +187,41 @@ std::tuple<Tensor, Tensor> fused_add_rms_norm_fp8_per_token(const Tensor &x, Ten
     return {o.out, *o.scales};
 }
 
+// The functional forms' new residual: a fresh contiguous copy of residual, which the in-place
+// kernels then update (they read and write residual through one pointer, so they cannot write
+// the sum into a tensor of its own).
+Tensor new_residual_of(const Tensor &residual) {
+    Tensor copy = api::empty(api::sizes_of(residual), residual.scalar_type(), residual);
+    api::copy_(copy, residual);
+    return copy;
+}
+
+template <bool kCuda>
+std::tuple<Tensor, Tensor> fused_add_rms_norm_fp8_functional(const Tensor &x,
+                                                             const Tensor &residual,
+                                                             const Tensor &weight,
+                                                             const Tensor &scale,
+                                                             std::optional<double> eps) {
+    fused_add_rms_norm_fp8_functional_op.check({x, residual, weight, scale, eps});
+    Outputs o = make_outputs(x, api::sizes_of(x), false);
+    Tensor new_residual = new_residual_of(residual);
+    rms_norm_fp8_run<kCuda>(fused_add_rms_norm_fp8_functional_op, x, new_residual, weight, scale,
+                            std::nullopt, eps_value(x, eps), o);
+    return {o.out, new_residual};
+}
+
+template <bool kCuda>
+std::tuple<Tensor, Tensor, Tensor> fused_add_rms_norm_fp8_per_token_functional(
+    const Tensor &x, const Tensor &residual, const Tensor &weight, std::optional<double> eps,
+    OptionalTensor scale_ub) {
+    fused_add_rms_norm_fp8_per_token_functional_op.check({x, residual, weight, eps, scale_ub});
+    Outputs o = make_outputs(x, api::sizes_of(x), true);
+    Tensor new_residual = new_residual_of(residual);
+    rms_norm_fp8_run<kCuda>(fused_add_rms_norm_fp8_per_token_functional_op, x, new_residual, weight,
+                            std::nullopt, scale_ub, eps_value(x, eps), o);
+    return {o.out, *o.scales, new_residual};
+}
+
 // --------------------------------------------------------- gated units --
 template <bool kCuda>
 void act_and_mul_fp8_run(const OpRules &op, my_ops_activation act, const Tensor &x,
@@ -219,11 +274,13 @@ MY_OPS_FRAGMENT(m) {
     for (const auto *op :
          {&my_ops::rms_norm_fp8_op, &my_ops::rms_norm_fp8_per_token_op,
           &my_ops::fused_add_rms_norm_fp8_op, &my_ops::fused_add_rms_norm_fp8_per_token_op,
-          &my_ops::silu_and_mul_fp8_op, &my_ops::silu_and_mul_fp8_per_token_op})
+          &my_ops::fused_add_rms_norm_fp8_functional_op,
+          &my_ops::fused_add_rms_norm_fp8_per_token_functional_op, &my_ops::silu_and_mul_fp8_op,
+          &my_ops::silu_and_mul_fp8_per_token_op})
         m.def(op->schema());
 }
 
-// The six ops with the kernels of one device (kCuda), or (no CUDA build) the
+// The eight ops with the kernels of one device (kCuda), or (no CUDA build) the
 // CPU kernels' checks, then a refusal, for CUDA tensors.
 #define MY_OPS_FP8_OPS(m, kCuda, WRAP)                                                           \
     m.impl("rms_norm_fp8", WRAP(rms_norm_fp8_op, rms_norm_fp8<kCuda>));                          \
@@ -232,6 +289,11 @@ MY_OPS_FRAGMENT(m) {
     m.impl("fused_add_rms_norm_fp8", WRAP(fused_add_rms_norm_fp8_op, fused_add_rms_norm_fp8<kCuda>)); \
     m.impl("fused_add_rms_norm_fp8_per_token",                                                   \
            WRAP(fused_add_rms_norm_fp8_per_token_op, fused_add_rms_norm_fp8_per_token<kCuda>));  \
+    m.impl("fused_add_rms_norm_fp8_functional",                                                  \
+           WRAP(fused_add_rms_norm_fp8_functional_op, fused_add_rms_norm_fp8_functional<kCuda>)); \
+    m.impl("fused_add_rms_norm_fp8_per_token_functional",                                        \
+           WRAP(fused_add_rms_norm_fp8_per_token_functional_op,                                  \
+                fused_add_rms_norm_fp8_per_token_functional<kCuda>));                            \
     m.impl("silu_and_mul_fp8", WRAP(silu_and_mul_fp8_op, silu_and_mul_fp8<kCuda>));              \
     m.impl("silu_and_mul_fp8_per_token",                                                         \
            WRAP(silu_and_mul_fp8_per_token_op, silu_and_mul_fp8_per_token<kCuda>))

@@ -238,8 +238,11 @@ def test_row_slices_read_in_place(spec, device):
     x = make_input((6, 32), torch.float32, device)
     args = [a.clone() if isinstance(a, torch.Tensor) else a for a in spec.resolve(x)]
     sliced = _row_slices(args, device)
+    # (a `copied` argument becomes the result by a plain aten::copy_; a copy for the kernels'
+    # sake is aten::contiguous's, still caught)
+    expected = {"aten::copy_"} if spec.copied else set()
     with torch.no_grad():
-        assert not _copies(lambda: (spec.api or spec.op)(*sliced))
+        assert not _copies(lambda: (spec.api or spec.op)(*sliced)) - expected
         transposed = make_input((32, 6), torch.float32, device).t()
         assert _copies(lambda: (spec.api or spec.op)(transposed, *args[1:]))
 

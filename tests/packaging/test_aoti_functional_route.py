@@ -1,12 +1,14 @@
-"""The functional routes of the ops that write their arguments and return
-nothing (docs/deploying.md, "When an op refuses inside a package"): while
-exporting, torch's functionalization replaces fused_add_rms_norm by
-my_ops::fused_add_rms_norm_functional (new x and residual) and add_out by
-my_ops::add_out_functional (a + b) and copies the results back, so that inside
-an AOTInductor package a refusal leaves undefined outputs, which stop the call.
-Whoever calls the op takes it (the Python API and torch.ops.my_ops alike);
-torch.compile keeps the op in place, with no copies. test_aoti.py runs the
-packages themselves.
+"""The functional routes of the ops that write their arguments
+(docs/deploying.md, "When an op refuses inside a package"): while exporting,
+torch's functionalization replaces fused_add_rms_norm by
+my_ops::fused_add_rms_norm_functional (new x and residual), add_out by
+my_ops::add_out_functional (a + b) and the fused fp8 ops by theirs (their
+outputs and the new residual), and copies the results back, so that inside an
+AOTInductor package a refusal leaves undefined outputs, which stop the call,
+and the op's memory rules see the caller's tensors, not the copies torch's own
+functionalization would give the op. Whoever calls the op takes it (the Python
+API and torch.ops.my_ops alike); torch.compile keeps the op in place, with no
+copies. test_aoti.py runs the packages themselves.
 """
 
 from __future__ import annotations
@@ -29,14 +31,15 @@ OPS = torch.ops.my_ops
 
 
 def _mutating_ops() -> list[str]:
-    """The registered ops that write an argument and return nothing: inside a
-    package their refusal would be only logged (test_aoti.py)."""
+    """The registered ops that write an argument: inside a package the refusal
+    of one that returns nothing would be only logged (test_aoti.py), and
+    torch's own functionalization of any of them would hand the op copies of
+    what it writes, hiding overlaps from its memory rules."""
     names = []
     for name in torch.ops.my_ops:
         overload = getattr(getattr(torch.ops.my_ops, name), "default", None)
         schema = get_signature_for_torch_op(overload, return_schemas=True)[1][0] if overload is not None else None
-        if schema is not None and not schema.returns and any(
-                a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+        if schema is not None and any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
             names.append(name)
     return sorted(names)
 
@@ -126,6 +129,30 @@ def test_compile_keeps_the_op_in_place():
     torch.testing.assert_close(residual, eager[1])
 
 
+@pytest.mark.parametrize("name", ["fused_add_rms_norm_fp8", "fused_add_rms_norm_fp8_per_token"])
+def test_compile_keeps_the_fp8_ops_in_place(name):
+    """Nor for the fp8 ops' routes: Inductor's code calls the op in place, and
+    the outputs and residual equal eager."""
+    if not INDUCTOR_ON_CPU:
+        pytest.skip("inductor's CPU toolchain is not set up on this platform's test job (conftest)")
+    torch._dynamo.reset()
+    op = getattr(OPS, name).default
+
+    def step(x, residual, weight):
+        return _tensors(op(*_residual_call(name, x, residual, weight)))
+
+    x, residual, weight = torch.randn(4, 64), torch.randn(4, 64), torch.rand(64) + 0.5
+    eager_residual = residual.clone()
+    want = step(x, eager_residual, weight)
+    got, codes = run_and_get_code(torch.compile(step, fullgraph=True), x, residual, weight)
+    code = "\n".join(codes)
+    assert code.count(f"torch.ops.my_ops.{name}.default(") == 1, code
+    assert f"{name}_functional" not in code, code
+    for g, w in zip(got, want):
+        _assert_same(g, w)
+    torch.testing.assert_close(residual, eager_residual)
+
+
 def test_export_trace_outside_is_exporting_takes_the_route():
     """AOTAutograd's trace for export (aot_export_module: torch.export's joint
     IR, or a caller of its own) runs outside torch.compiler.is_exporting(); its
@@ -146,19 +173,34 @@ def test_export_trace_outside_is_exporting_takes_the_route():
 
 def test_the_mutating_ops_are_known():
     """(the parametrization below walks the registry: an empty list would pass it)"""
-    assert {"add_out", "fused_add_rms_norm"} <= set(MUTATING_OPS), MUTATING_OPS
+    assert {"add_out", "fused_add_rms_norm", "fused_add_rms_norm_fp8",
+            "fused_add_rms_norm_fp8_per_token"} <= set(MUTATING_OPS), MUTATING_OPS
+
+
+def _tensors(result) -> list:
+    """An op's outputs as a list of tensors (None: none)."""
+    return [] if result is None else list(result) if isinstance(result, tuple) else [result]
+
+
+def _assert_same(got: torch.Tensor, want: torch.Tensor) -> None:
+    if got.dtype == torch.float8_e4m3fn:  # (assert_close takes no float8: its bytes, the same kernels')
+        got, want = got.view(torch.uint8), want.view(torch.uint8)
+    torch.testing.assert_close(got, want, equal_nan=False)
 
 
 @pytest.mark.parametrize("road", ["torch-ops", "python-api"])
 @pytest.mark.parametrize("name", MUTATING_OPS)
 def test_every_mutating_op_takes_its_functional_route(name, road):
-    """Every op that writes an argument and returns nothing (the next one too)
-    is exported as its functional form, <op>_functional, and copied back, the
-    decomposed program writing the arguments as the op does."""
+    """Every op that writes an argument (the next one too), returning nothing or
+    outputs, is exported as its functional form, <op>_functional, and copied
+    back, the decomposed program writing the arguments and returning the
+    outputs as the op does."""
     spec = next(spec for spec in specs.ALL if spec.name == name)
     if road == "python-api" and spec.api is None:
         pytest.skip(f"{name} has no Python API")
-    call = spec.api if road == "python-api" else getattr(OPS, name).default
+    op = getattr(OPS, name).default
+    call = spec.api if road == "python-api" else op
+    returns = bool(op._schema.returns)  # (add_out's Python API returns out, its schema nothing)
     sample = next(iter(spec.samples.values()))
     tensors = [i for i, arg in enumerate(sample("cpu")) if isinstance(arg, torch.Tensor)]
 
@@ -171,8 +213,8 @@ def test_every_mutating_op_takes_its_functional_route(name, road):
             args = list(self.constants)
             for i, tensor in zip(tensors, given):
                 args[i] = tensor
-            call(*args)
-            return given[0] + 0  # (an output of its own)
+            result = call(*args)
+            return (given[0] + 0, *(_tensors(result) if returns else ()))  # (an output of its own first)
 
     args = sample("cpu")
     with torch.no_grad():
@@ -183,10 +225,57 @@ def test_every_mutating_op_takes_its_functional_route(name, road):
     fresh = sample("cpu")
     eager = [a.clone() if isinstance(a, torch.Tensor) else a for a in fresh]
     with torch.no_grad():
-        getattr(OPS, name).default(*eager)
-        decomposed.module()(*[fresh[i] for i in tensors])
+        want = _tensors(op(*eager))
+        _, *got = decomposed.module()(*[fresh[i] for i in tensors])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):  # the op's outputs
+        _assert_same(g, w)
     for i in tensors:  # every argument as the op leaves it (those it writes, those it reads)
-        torch.testing.assert_close(fresh[i], eager[i], equal_nan=False)
+        _assert_same(fresh[i], eager[i])
+
+
+def _residual_call(name: str, x, residual, weight) -> tuple:
+    """The arguments of a call of `name` (fused_add_rms_norm or a fused fp8 op) with these tensors."""
+    if name == "fused_add_rms_norm_fp8":
+        return x, residual, weight, torch.tensor([0.05]), EPS
+    return x, residual, weight, EPS
+
+
+@pytest.mark.parametrize("name", ["fused_add_rms_norm", "fused_add_rms_norm_fp8",
+                                  "fused_add_rms_norm_fp8_per_token"])
+def test_decomposed_program_refuses_overlaps_as_eager_does(name):
+    """Calls that overlap residual with x or with weight, which eager refuses:
+    the decomposed program refuses them too, by name, when it runs (the
+    functional form checks the in-place op's rules on the caller's tensors;
+    torch's own functionalization would give the op a copy of residual, so an
+    overlapping weight would be read unchanged, then overwritten), arguments
+    untouched."""
+    op = getattr(OPS, name).default
+
+    class Step(torch.nn.Module):
+        def forward(self, x, residual, weight):
+            result = op(*_residual_call(name, x, residual, weight))
+            return (residual + 0, *_tensors(result))
+
+    with torch.no_grad():
+        decomposed = torch.export.export(Step(), (torch.randn(4, 8), torch.randn(4, 8), torch.rand(8))
+                                         ).run_decompositions()
+    assert f"my_ops.{name}_functional.default" in _targets(decomposed)
+    overlapping = {
+        "x and residual": lambda: (lambda x: (x, x, torch.rand(8)))(torch.randn(4, 8)),
+        "residual and weight": lambda: (lambda r: (torch.randn(4, 8), r, r[3]))(torch.randn(4, 8)),
+    }
+    for pair, make in overlapping.items():
+        message = rf"my_ops.{name}(_functional)?: {pair} must not share memory"
+        args = make()
+        before = [a.clone() for a in args]
+        with torch.no_grad():
+            with pytest.raises(RuntimeError, match=message):
+                op(*_residual_call(name, *args))
+            with pytest.raises(RuntimeError, match=message):
+                decomposed.module()(*args)
+        for a, b in zip(args, before):
+            torch.testing.assert_close(a, b)
 
 
 def test_decomposed_add_out_refuses_as_the_op_does():

@@ -22,8 +22,10 @@ A spec describes its op by
     them (`smoke_gaps` says what is missing);
   * traits: `differentiable` (the Python API records a gradient),
     `mutates` (names of the arguments written in place), `row_wise` (reads
-    evenly spaced rows in place), `func` (torch.func transforms through the
-    Python API), `dtypes`.
+    evenly spaced rows in place), `copied` (names of the arguments a
+    functional form copies into its result first, which its kernels then
+    update in place: its own copy, not one the kernels need), `func`
+    (torch.func transforms through the Python API), `dtypes`.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class OpSpec:
     differentiable: bool = False
     mutates: tuple = ()
     row_wise: bool = False
+    copied: tuple = ()
     func: bool = False
     input_shape: tuple = (5, 16)             # a first argument the tests may use
     module: Optional[Callable] = None        # makes the op's nn.Module, called as module()(x)

@@ -1,5 +1,6 @@
-"""Specs of the fp8 family: rms_norm_fp8, fused_add_rms_norm_fp8 and
-silu_and_mul_fp8, each static and per token (tests: test_fp8.py)."""
+"""Specs of the fp8 family: rms_norm_fp8, fused_add_rms_norm_fp8 (and its
+functional form) and silu_and_mul_fp8, each static and per token (tests:
+test_fp8.py)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ _SCALE_BAD = [
 ]
 
 
-def _norm_bad(name, add, per_token):
-    """The bad calls of one RMSNorm op: (x, [residual], weight, [scale], eps, [scale_ub])."""
+def _norm_bad(name, add, per_token, functional=False):
+    """The bad calls of one RMSNorm op: (x, [residual], weight, [scale], eps, [scale_ub]);
+    functional: a fused op's functional form, which writes no argument."""
     def args(d, x=None, weight=None, scale=None, eps=1e-6, ub=None):
         x = t(4, 8, device=d) if x is None else x
         weight = t(8, device=d) if weight is None else weight
@@ -66,11 +68,29 @@ def _norm_bad(name, add, per_token):
             BadCall("x is residual", lambda d: (lambda a: (a[0], a[0], *a[2:]))(args(d)),
                     r"x and residual must not share memory"),
             BadCall("residual requires grad", lambda d: (lambda a: (a[0], a[1].requires_grad_(), *a[2:]))(args(d)),
-                    rf"argument 'residual' requires grad, but my_ops.{name} writes its arguments in place"),
+                    rf"argument 'residual' requires grad, but my_ops.{name} "
+                    + ("is an inference op" if functional else "writes its arguments in place")),
         ]
     else:
         bad.append(BadCall("x requires grad", lambda d: (lambda a: (a[0].requires_grad_(), *a[1:]))(args(d)),
                            rf"argument 'x' requires grad, but my_ops.{name} is an inference op"))
+    if functional:
+        # (in a package these are the caller's tensors, which the copy back into residual
+        # writes: the in-place op's memory rules)
+        bad += [
+            BadCall("residual float64", lambda d: (lambda a: (a[0], t(4, 8, dtype=torch.float64, device=d),
+                                                              *a[2:]))(args(d)),
+                    r"expected residual to have the same dtype as x \(torch.float32\), but got torch.float64"),
+            BadCall("residual expanded", lambda d: (lambda a: (a[0], t(1, 8, device=d).expand(4, 8), *a[2:]))(
+                args(d)), r"residual is written in place, so its elements must not share memory"),
+            BadCall("residual and weight overlap", lambda d: (lambda a: (a[0], a[1], a[1][3], *a[3:]))(args(d)),
+                    r"residual and weight must not share memory"),
+        ]
+        # the scale (or scale_ub) inside residual: one float32 element of it
+        scale_at = 4 if per_token else 3
+        bad.append(BadCall("residual and scale overlap",
+                           lambda d: (lambda a: (*a[:scale_at], a[1][2, :1], *a[scale_at + 1:]))(args(d)),
+                           rf"residual and {'scale_ub' if per_token else 'scale'} must not share memory"))
     return bad
 
 
@@ -102,6 +122,24 @@ def _norm_spec(name, add, per_token):
                   mutates=("residual",) if add else (), row_wise=True, samples=samples,
                   bad_calls=_norm_bad(name, add, per_token),
                   smoke=("float32", "float64", "bfloat16", "sliced", "eps -1"))
+
+
+def _functional_spec(per_token):
+    """A fused op's functional form, what an exported program calls in its place: the op's
+    outputs, then the new residual (residual read, not written)."""
+    name = "fused_add_rms_norm_fp8" + ("_per_token" if per_token else "")
+    fused = _norm_spec(name, add=True, per_token=per_token)
+    in_place = getattr(reference, name)
+
+    def functional_reference(*args):
+        new_residual, *outputs = in_place(*args)
+        return (*outputs, new_residual)
+
+    return OpSpec(f"{name}_functional", reference=functional_reference, args_for=fused.args_for,
+                  # (the new residual: a copy of residual, which the in-place kernels update)
+                  row_wise=True, copied=("residual",), samples=fused.samples,
+                  bad_calls=_norm_bad(f"{name}_functional", add=True, per_token=per_token, functional=True),
+                  smoke=fused.smoke)
 
 
 def _silu_spec(per_token):
@@ -141,6 +179,8 @@ SPECS = [
     _norm_spec("rms_norm_fp8_per_token", add=False, per_token=True),
     _norm_spec("fused_add_rms_norm_fp8", add=True, per_token=False),
     _norm_spec("fused_add_rms_norm_fp8_per_token", add=True, per_token=True),
+    _functional_spec(per_token=False),
+    _functional_spec(per_token=True),
     _silu_spec(per_token=False),
     _silu_spec(per_token=True),
 ]
