@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from . import _rules, _torch_compat as _compat
-from ._runtime import _forward_ad_error, _lib, _ops
+from ._runtime import _forward_ad_error, _lib, _signature
 
 _EXPORT_ROUTES: dict = {}  # mutating op -> its decomposition while exporting (route_while_exporting)
 
@@ -73,10 +73,7 @@ def _mutating_op(name: str) -> None:
     inference IR, which drops no_grad blocks) and writes to inference tensors
     outside inference_mode, as torch does; bumps the written tensors' version
     counters, as torch's in-place ops do."""
-    op = getattr(_ops, name).default
-    arguments = _compat.schema(op).arguments
-    written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
-    tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) in ("Tensor", "Optional[Tensor]")]
+    op, arguments, _, tensor_positions, written = _signature(name)
 
     def in_functional_trace(exporting, *args, **kwargs):
         # Only in torch's functionalization of a traced graph (AOTAutograd's

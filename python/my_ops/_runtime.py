@@ -15,6 +15,17 @@ _ops = torch.ops.my_ops
 _lib = torch.library.Library("my_ops", "IMPL")
 
 
+def _signature(name: str) -> tuple:
+    """(overload, schema arguments, positions of the Tensor arguments, of those and the Tensor? ones, of the
+    written ones) of my_ops::<name>, as its kernels read them."""
+    op = getattr(_ops, name).default
+    arguments = _compat.schema(op).arguments
+    types = [str(a.type) for a in arguments]
+    return (op, arguments, tuple(i for i, t in enumerate(types) if t == "Tensor"),
+            tuple(i for i, t in enumerate(types) if t in ("Tensor", "Optional[Tensor]")),
+            tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write))
+
+
 def _forward_ad_error(op) -> RuntimeError:
     """No forward-mode formula: a call with a tangent is refused, not answered without it."""
     return RuntimeError(f"my_ops.{op.name().split('::')[1].split('.')[0]}: forward-mode AD (dual tensors, "
@@ -33,9 +44,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
     takes them. Not register_autograd itself (the fallback where a private name is
     missing): its legacy Function is refused by torch.func (pytorch#168393, fixed
     after 2.11), it drops a tangent and cannot save an inference tensor."""
-    op = getattr(_ops, name).default
-    arguments = _compat.schema(op).arguments
-    tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
+    op, arguments, tensor_positions, _, _ = _signature(name)
     # (the dispatcher drops trailing arguments equal to their defaults; the formulas get them back)
     defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
     redispatch = _compat.redispatch

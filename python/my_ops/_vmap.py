@@ -12,8 +12,9 @@ import functools
 import torch
 from torch import Tensor
 
-from . import _rules, _torch_compat
+from . import _rules
 from ._mutating import CHECK_MEMORY
+from ._runtime import _signature
 
 
 def _memory_readable(tensors) -> bool:
@@ -33,12 +34,8 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
     """The vmap rule of my_ops::<name>, whose arguments at positions `rows` are rows. An
     unbatched row argument is expanded over the batch, or, where the op's rules hold it to
     `written` (no two elements in one memory), given as a tensor of its own."""
-    op = getattr(torch.ops.my_ops, name).default
-    arguments = _torch_compat.schema(op).arguments
-    written = tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write)
+    op, arguments, tensors, rule_tensors, written = _signature(name)
     checked = name in _rules.op_names()  # (the Triton ops check their arguments in their own body)
-    tensors = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
-    rule_tensors = [i for i, a in enumerate(arguments) if str(a.type) in ("Tensor", "Optional[Tensor]")]
 
     @functools.cache
     def own_elements() -> frozenset[int]:  # (the rules read on the first batched call, not at import)
