@@ -83,15 +83,14 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
         folded = list(args)
         for i in rows:
             a, d = args[i], in_dims[i]
-            if isinstance(a, Tensor):
-                if d is None and a.is_inference() and a.requires_grad:
+            if d is not None:  # (vmap gives a dimension to tensors alone)
+                folded[i] = a.movedim(d, 0)
+            elif isinstance(a, Tensor):
+                if a.is_inference() and a.requires_grad:
                     a = a.clone()  # (a view of an inference tensor records no autograd edge)
-                if d is not None:
-                    folded[i] = a.movedim(d, 0)
-                else:
-                    folded[i] = a.expand(info.batch_size, *a.shape)
-                    if i in own_elements():
-                        folded[i] = folded[i].contiguous()
+                folded[i] = a.expand(info.batch_size, *a.shape)
+                if i in own_elements():
+                    folded[i] = folded[i].contiguous()
         result = op(*folded)
         if written and result is None:
             return None, None
