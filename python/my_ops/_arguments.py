@@ -1,11 +1,9 @@
 """The Python API's float arguments, which the dispatcher would convert silently.
 
-Through torch.ops, the dispatcher turns what it can into the schema's type
-before any my_ops code runs: True into 1 (an `int`) or 1.0 (a `float`), a
-one-element tensor into its value. The API refuses a bool (a flag passed
-where a number belongs is a mistake, not a 1) with a RuntimeError, the class
-the dispatcher's own refusals (a str, None, a complex) have, so that one
-`except RuntimeError` holds on every road. A tensor is passed on, for the
+Through torch.ops, the dispatcher turns what it can into the schema's type before any my_ops code runs: True
+(NumPy's too) into 1.0, a one-element tensor into its value. The API refuses a bool (a flag passed where a
+number belongs is a mistake, not a 1) with a RuntimeError, the class the dispatcher's own refusals (a str,
+None, a complex) have, so that one `except RuntimeError` holds on every road. A tensor is passed on, for the
 dispatcher to convert or refuse exactly as through torch.ops.
 """
 
@@ -16,13 +14,15 @@ import numbers
 import torch
 from torch import Tensor
 
+_NUMPY_BOOLS = (("numpy", "bool"), ("numpy", "bool_"))  # (numpy.bool_'s module and name: NumPy 2, NumPy 1)
+
 
 def float_argument(name: str, argument: str, value, also: str = ""):
-    """A real number (NumPy's included) as a float; a bool refused; anything
-    else (a tensor, None, a str, a complex) passed on to the dispatcher, which
-    converts or refuses it as through torch.ops."""
+    """A real number (NumPy's included) as a float; a bool refused (NumPy's too, known by its type's module and
+    name: NumPy is not imported here); anything else (a tensor, None, a str, a complex) passed on to the
+    dispatcher, which converts or refuses it as through torch.ops."""
     if type(value) is float or isinstance(value, (torch.SymFloat, torch.SymInt, Tensor)):
         return value
-    if isinstance(value, bool):
-        raise RuntimeError(f"my_ops.{name}: expected {argument} to be a float{also}, but got bool {value!r}")
+    if isinstance(value, bool) or (type(value).__module__, type(value).__name__) in _NUMPY_BOOLS:
+        raise RuntimeError(f"my_ops.{name}: expected {argument} to be a float{also}, but got bool {bool(value)!r}")
     return float(value) if isinstance(value, numbers.Real) else value

@@ -286,12 +286,15 @@ def _with(spec, device, position: int, value) -> tuple:
     return tuple(args)
 
 
-def _bool_calls() -> list:
-    """(spec, bad call): True for each float argument of every op with a
-    Python API, refused by the API on every road with the op's name.
-    (torch.ops takes it: the dispatcher converts it to 1.0 before any kernel
-    runs, and the stable ABI has no Scalar argument that would keep its type:
-    test_a_bool_is_converted_by_torch_ops_alone.)"""
+def _bool_calls(numpy: bool = False) -> list:
+    """(spec, bad call): True (numpy: NumPy's True) for each float argument
+    of every op with a Python API, refused by the API on every road with the
+    op's name. (torch.ops takes it: the dispatcher converts it to 1.0 before
+    any kernel runs, and the stable ABI has no Scalar argument that would
+    keep its type: test_a_bool_is_converted_by_torch_ops_alone.)"""
+    import numpy as np
+
+    true, kind = (np.True_, "numpy bool") if numpy else (True, "bool")
     calls = []
     for spec in _one_spec_per_op():
         if spec.api is None:
@@ -299,8 +302,8 @@ def _bool_calls() -> list:
         for i, argument in enumerate(spec.op._schema.arguments):
             if str(argument.type) in ("float", "Optional[float]"):
                 also = r" \(or None for the machine epsilon\)" if argument.name == "eps" else ""
-                calls.append((spec, specs.BadCall(f"{argument.name} bool", lambda d, spec=spec, i=i: _with(
-                    spec, d, i, True), rf"expected {argument.name} to be a float{also}, but got bool True")))
+                calls.append((spec, specs.BadCall(f"{argument.name} {kind}", lambda d, spec=spec, i=i: _with(
+                    spec, d, i, true), rf"expected {argument.name} to be a float{also}, but got bool True")))
     return calls
 
 
@@ -386,6 +389,15 @@ def test_a_bool_for_a_float_refused_alike(spec, bad, road, device):
     _refused(spec, bad, road, device)
 
 
+@pytest.mark.parametrize("spec, bad", _bool_calls(numpy=True), ids=_ids)
+@pytest.mark.parametrize("road", ["api", "functionalize", "vmap"])
+def test_a_numpy_bool_for_a_float_refused_alike(spec, bad, road, device):
+    """As a bool, on the roads that pass a NumPy scalar to the API as it is
+    (torch.export refuses one as an input; torch.compile makes it a tensor,
+    which the dispatcher refuses for a float, as any NumPy scalar)."""
+    _refused(spec, bad, road, device)
+
+
 @pytest.mark.parametrize("spec, bad", _type_calls(), ids=_ids)
 @pytest.mark.parametrize("road", REFUSAL_ROADS)
 def test_a_value_of_another_type_refused_alike(spec, bad, road, device):
@@ -409,13 +421,13 @@ def test_the_api_raises_what_torch_ops_raises(spec, bad, device):
     assert (type(through_api), str(through_api)) == (type(through_ops), str(through_ops))
 
 
-@pytest.mark.parametrize("spec, bad", _bool_calls(), ids=_ids)
+@pytest.mark.parametrize("spec, bad", [*_bool_calls(), *_bool_calls(numpy=True)], ids=_ids)
 def test_a_bool_is_converted_by_torch_ops_alone(spec, bad, device):
     """The one difference between the roads' refusals, which my_ops cannot
     close: torch.ops reads True for a float as 1.0 (the dispatcher converts it
     before any my_ops code runs); the API refuses it (the other roads: above)."""
     args = bad.make(device)
-    position = next(i for i, a in enumerate(args) if a is True)
+    position = next(i for i, a in enumerate(args) if type(a).__name__ in ("bool", "bool_") and a)
     as_number = list(_copy(args))
     as_number[position] = 1.0
     want = _callable(spec, "torch.ops")(*as_number)
