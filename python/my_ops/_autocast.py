@@ -1,7 +1,6 @@
-"""torch.autocast for the ops that run in its lower precision, as torch.matmul
-does: in a region, floating-point tensors on its device (float64 aside) are cast
-to the region's dtype. A kernel per Autocast key, above autograd, so the
-gradients reach the uncast tensors. (register_autocast casts to one fixed dtype.)
+"""torch.autocast for the ops that run in its lower precision, as torch.matmul does: in a region, floating-point
+tensors on its device (float64 aside) are cast to the region's dtype (register_autocast casts to one fixed
+dtype). A kernel per Autocast key, above autograd, so the gradients reach the uncast tensors.
 """
 
 from __future__ import annotations
@@ -11,8 +10,8 @@ from torch import Tensor
 
 
 def register_lower_precision(lib: torch.library.Library, name: str) -> None:
-    """The Autocast kernels of my_ops::<name>: cast, then call the op with that
-    device's autocast off (as PyTorch's own autocast kernels redispatch)."""
+    """The Autocast kernels of my_ops::<name>: cast, then call the op with that device's autocast off (as
+    PyTorch's own autocast kernels redispatch)."""
     op = getattr(torch.ops.my_ops, name).default
     for device_type, key in (("cpu", "AutocastCPU"), ("cuda", "AutocastCUDA")):
         def autocast_kernel(*args, _device_type=device_type):

@@ -10,17 +10,17 @@ def _accumulator(dtype: torch.dtype) -> torch.dtype:
 
 
 def _vjp_formula(math, tensor_args: int):
-    """(backward, setup_context), as _runtime._autograd takes them, of a fused backward op
-    (second and higher orders): the gradient of `math`, the same backward in
-    differentiable torch ops (its first tensor_args arguments tensors)."""
+    """(backward, setup_context), as _runtime._autograd takes them, of a fused backward op (second and higher
+    orders): the gradient of `math`, the same backward in differentiable torch ops (its first tensor_args
+    arguments tensors)."""
 
     def setup_context(ctx, inputs, output) -> None:
         ctx.save_for_backward(*inputs[:tensor_args])
         ctx.extra = inputs[tensor_args:]
 
     def backward(ctx, *grads):
-        # (torch.func.vjp: partial derivatives in each saved tensor, which autograd.grad
-        # would not give, grad_out leading back to x; differentiable, for higher orders)
+        # (torch.func.vjp: partial derivatives in each saved tensor, which autograd.grad would not give,
+        # grad_out leading back to x; differentiable, for higher orders)
         extra = ctx.extra
         outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)

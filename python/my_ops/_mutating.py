@@ -1,6 +1,6 @@
-"""The ops that write their arguments in place and have no derivative: their
-ADInplaceOrView kernel (the stable ABI has none in C++), which every call on
-ordinary tensors passes, inference_mode's included.
+"""The ops without a derivative, most of which write their arguments in place: their ADInplaceOrView kernel (the
+stable ABI has none in C++), which every call on ordinary tensors passes, inference_mode's included, and the
+check of their memory rules in compiled graphs and under vmap.
 """
 
 from __future__ import annotations
@@ -11,30 +11,27 @@ import torch
 from torch import Tensor
 
 from . import _rules, _torch_compat as _compat
-from ._runtime import _forward_ad_error, _lib, _ops
+from ._runtime import _forward_ad_error, _lib, _signature
 
 _EXPORT_ROUTES: dict = {}  # mutating op -> its decomposition while exporting (route_while_exporting)
 
-# The memory rules of a mutating op (overlaps of its arguments), as a node of
-# its own in a compiled graph, run on the graph's real inputs. The op's fake
-# kernel decides them from the storages and offsets of the traced call, which
-# torch 2.11's guards do not cover (nor aliasing between inputs: pytorch#184481):
-# a later call whose arguments overlap would reuse the graph, whose functional
-# form writes copies and never shows the overlap to the op's own check.
+# A mutating op's memory rules (overlaps of its arguments) as a node of its own in a compiled graph, run on
+# the graph's real inputs: the fake kernel decides them on the traced call, which torch 2.11's guards do not
+# cover (nor aliasing between inputs: pytorch#184481), and a later call whose arguments overlap would reuse
+# the graph, whose functional form writes copies and never shows the overlap to the op's own check.
 _checks = torch.library.Library("my_ops", "FRAGMENT")
 _checks.define("check_memory(str op, Tensor?[] tensors) -> ()")
 
 
 @functools.cache
 def _memory_steps(op: str) -> tuple[int, tuple]:
-    """The number of op's tensor arguments, and its memory clauses as
-    _rules.walk_memory takes them on those alone (KeyError: an op without rules)."""
+    """op's number of tensor arguments and its memory clauses, as _rules.walk_memory takes them (KeyError: no
+    rules)."""
     return sum(p.is_tensor for p in _rules.rules(op)), _rules.memory_steps(op)
 
 
 def _check_memory(op: str, tensors) -> None:
-    """The op's memory rules on its tensor arguments (`tensors`, in order),
-    each clause as _rules.check takes it, from steps made once per op: the
+    """The op's memory rules on its tensor arguments (`tensors`, in order), as _rules.check has them: the
     compiled graphs' node, and vmap's road (the samples of a batch together)."""
     try:
         count, steps = _memory_steps(op)
@@ -54,11 +51,9 @@ torch.fx.node.has_side_effect(CHECK_MEMORY)  # (no output: kept by the graphs' d
 
 
 def _check_memory_batched(info, in_dims, op, tensors):
-    """Under vmap: the rules on the whole batch (each batched tensor with its
-    batch dimension first), so that samples which overlap one another are
-    refused; under nested vmap each level adds its dimension, and the
-    innermost call checks real tensors (my_ops/_vmap.py: the memory of an
-    outer level's tensors cannot be read)."""
+    """Under vmap: the rules on the whole batch (batch dimensions first), so that samples which overlap one
+    another are refused; under nested vmap each level adds its dimension, and the innermost call checks real
+    tensors (_vmap._memory_readable)."""
     dims = in_dims[1] if isinstance(in_dims[1], (list, tuple)) else [in_dims[1]] * len(tensors)
     CHECK_MEMORY(op, [t.movedim(d, 0) if d is not None and t is not None else t for t, d in zip(tensors, dims)])
     return None, None
@@ -68,22 +63,15 @@ torch.library.register_vmap("my_ops::check_memory", _check_memory_batched, lib=_
 
 
 def _mutating_op(name: str) -> None:
-    """Refuses a tensor that requires grad (it would silently lose its history;
-    a read-only one too: nothing tells a training step from torch.export's
-    inference IR, which drops no_grad blocks) and writes to inference tensors
-    outside inference_mode, as torch does; bumps the written tensors' version
-    counters, as torch's in-place ops do."""
-    op = getattr(_ops, name).default
-    arguments = _compat.schema(op).arguments
-    written = [i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write]
-    tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) in ("Tensor", "Optional[Tensor]")]
+    """Refuses a tensor that requires grad (it would silently lose its history; a read-only one too: nothing
+    tells a training step from torch.export's inference IR, which drops no_grad blocks) and writes to inference
+    tensors outside inference_mode, as torch does; bumps the written tensors' version counters, as torch's
+    in-place ops do."""
+    op, arguments, _, tensor_positions, written = _signature(name)
 
     def in_functional_trace(exporting, *args, **kwargs):
-        # Only in torch's functionalization of a traced graph (AOTAutograd's
-        # trace of a torch.compile'd graph, the graph that runs: not on
-        # dynamo's fake tensors, nor in inductor's retrace of the op); while
-        # exporting, the op's route (_EXPORT_ROUTES), not the check: AOTInductor
-        # runs its programs without Python.
+        # In the trace of the graph that runs (not on dynamo's fake tensors, nor in inductor's retrace of the
+        # op); while exporting, the op's route, not the check: AOTInductor runs its programs without Python.
         if exporting:
             route = _EXPORT_ROUTES.get(op)
             return NotImplemented if route is None else route(*args, **kwargs)
@@ -121,8 +109,7 @@ def _mutating_op(name: str) -> None:
     _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
 
     def math_bits_kernel(*args):
-        # (a lazily negated or conjugated argument: torch's fallback here aborts
-        # the process writing one in place; refuse it, resolve the others)
+        # (torch's fallback aborts the process writing a lazily negated or conjugated view in place)
         for i in written:
             value, argument = args[i], arguments[i].name
             if isinstance(value, Tensor) and (value.is_neg() or value.is_conj()):
@@ -139,11 +126,9 @@ def _mutating_op(name: str) -> None:
 
 
 def route_while_exporting(op, decomposition) -> bool:
-    """Has torch's functionalization replace the mutating `op` (one of
-    _mutating_op's) by `decomposition` while exporting (run_decompositions,
-    AOTInductor, AOTAutograd's export trace: _torch_compat's `exporting`), whoever
-    calls the op; elsewhere (torch.compile) the op stays as it is. False where
-    _torch_compat lacks the name: the Python API then takes the route itself."""
+    """Has torch's functionalization replace the mutating `op` (one of _mutating_op's) by `decomposition`
+    while exporting (_torch_compat.in_functionalization's `exporting`), whoever calls the op; elsewhere
+    (torch.compile) the op stays. False where _torch_compat lacks the name: the Python API then takes the route."""
     _EXPORT_ROUTES[op] = decomposition
     return _compat.FUNCTIONALIZATION_RULES
 

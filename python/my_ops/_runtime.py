@@ -1,7 +1,6 @@
-"""The one road of every my_ops call: each family's typed Python API calls
-torch.ops.my_ops.<op>, and the kernels torch.library registers here
-(_autograd, _vmap, _autocast, _mutating) sit in the dispatcher, so every road
-has the same checks, kernels and errors.
+"""The one road of every my_ops call: each family's Python API calls torch.ops.my_ops.<op>, and the kernels
+registered here (_autograd, _vmap, _autocast, _mutating) sit in the dispatcher, so every road has the same
+checks, kernels and errors.
 """
 
 from __future__ import annotations
@@ -13,6 +12,17 @@ from . import _rules, _torch_compat as _compat
 
 _ops = torch.ops.my_ops
 _lib = torch.library.Library("my_ops", "IMPL")
+
+
+def _signature(name: str) -> tuple:
+    """(overload, schema arguments, positions of the Tensor arguments, of those and the Tensor? ones, of the
+    written ones) of my_ops::<name>, as its kernels read them."""
+    op = getattr(_ops, name).default
+    arguments = _compat.schema(op).arguments
+    types = [str(a.type) for a in arguments]
+    return (op, arguments, tuple(i for i, t in enumerate(types) if t == "Tensor"),
+            tuple(i for i, t in enumerate(types) if t in ("Tensor", "Optional[Tensor]")),
+            tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write))
 
 
 def _forward_ad_error(op) -> RuntimeError:
@@ -29,13 +39,10 @@ def _copies_of_inference_tensors(args) -> tuple:
 
 
 def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: None) -> None:
-    """The Autograd kernel of my_ops::<name>, from formulas as register_autograd
-    takes them. Not register_autograd itself (the fallback where a private name is
-    missing): its legacy Function is refused by torch.func (pytorch#168393, fixed
-    after 2.11), it drops a tangent and cannot save an inference tensor."""
-    op = getattr(_ops, name).default
-    arguments = _compat.schema(op).arguments
-    tensor_positions = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
+    """The Autograd kernel of my_ops::<name>, from formulas as register_autograd takes them. Not
+    register_autograd itself (the fallback where a private name is missing): its legacy Function is refused
+    by torch.func (pytorch#168393, fixed after 2.11), it drops a tangent and cannot save an inference tensor."""
+    op, arguments, tensor_positions, _, _ = _signature(name)
     # (the dispatcher drops trailing arguments equal to their defaults; the formulas get them back)
     defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
     redispatch = _compat.redispatch
@@ -95,10 +102,9 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
     _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
 
 
-# Keys of tensors the kernels do not take, so that the rules name the argument;
-# CompositeExplicitAutograd: a call whose every tensor argument is None. A jagged
-# nested tensor has no backend key: AutogradNestedTensor, then (inference_mode,
-# which skips autograd keys) its class's __torch_dispatch__, by a registered rule.
+# Keys of tensors the kernels do not take, so that the rules name the argument; CompositeExplicitAutograd: a
+# call whose every tensor argument is None. A jagged nested tensor has no backend key: AutogradNestedTensor,
+# then (inference_mode skips autograd keys) its class's __torch_dispatch__, by a registered rule.
 for _name in _rules.op_names():
     for _key in ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU", "NestedTensorCUDA",
                  "AutogradNestedTensor", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):

@@ -1,8 +1,7 @@
-"""torch.func.vmap rules (register_vmap): the ops run batched, without torch's
-per-sample fallback (its warning; it refuses the mutating ops). On row arguments
-(named by the family) an op works along the last dimension, keeping the leading
-ones: only rows batched, the batch is one more leading dimension (unbatched rows
-broadcast) and the op runs once; else it runs per sample, outputs stacked.
+"""torch.func.vmap rules (register_vmap): the ops run batched, without torch's per-sample fallback (its warning;
+it refuses the mutating ops). On row arguments (named by the family) an op works along the last dimension: only
+rows batched, the batch is one more leading dimension (unbatched rows broadcast) and the op runs once; else it
+runs per sample, outputs stacked.
 """
 
 from __future__ import annotations
@@ -12,14 +11,14 @@ import functools
 import torch
 from torch import Tensor
 
-from . import _rules, _torch_compat
+from . import _rules
 from ._mutating import CHECK_MEMORY
+from ._runtime import _signature
 
 
 def _memory_readable(tensors) -> bool:
-    """Whether the tensors' memory can be read: not so for the tensors of an
-    outer vmap level (nested vmap), whose memory rules the op's call at that
-    level, on its own tensors, checks."""
+    """Whether the tensors' memory can be read: not that of an outer vmap level's tensors (nested vmap), whose
+    memory rules the op's call at that level checks."""
     try:
         for t in tensors:
             if isinstance(t, Tensor):
@@ -30,15 +29,11 @@ def _memory_readable(tensors) -> bool:
 
 
 def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ...] = ()) -> None:
-    """The vmap rule of my_ops::<name>, whose arguments at positions `rows` are rows. An
-    unbatched row argument is expanded over the batch, or, where the op's rules hold it to
-    `written` (no two elements in one memory), given as a tensor of its own."""
-    op = getattr(torch.ops.my_ops, name).default
-    arguments = _torch_compat.schema(op).arguments
-    written = tuple(i for i, a in enumerate(arguments) if a.alias_info is not None and a.alias_info.is_write)
+    """The vmap rule of my_ops::<name>, whose arguments at positions `rows` are rows. An unbatched row argument
+    is expanded over the batch, or, where the op's rules hold it to `written` (no two elements in one memory),
+    given as a tensor of its own."""
+    op, arguments, tensors, rule_tensors, written = _signature(name)
     checked = name in _rules.op_names()  # (the Triton ops check their arguments in their own body)
-    tensors = [i for i, a in enumerate(arguments) if str(a.type) == "Tensor"]
-    rule_tensors = [i for i, a in enumerate(arguments) if str(a.type) in ("Tensor", "Optional[Tensor]")]
 
     @functools.cache
     def own_elements() -> frozenset[int]:  # (the rules read on the first batched call, not at import)
@@ -73,28 +68,26 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
                     "batched while other arguments are; every sample would write the same tensor (PyTorch "
                     f"refuses this for its in-place ops too): batch '{arguments[i].name}' as well")
         if checked and info.batch_size > 0 and all(isinstance(args[i], Tensor) for i in tensors):
-            # (the rules on one sample first: a refusal names a sample's shapes,
-            # and a sample that is not rows, such as a 0-D x, is refused)
+            # (the rules on one sample first: a refusal names a sample's shapes, and a sample that is not rows,
+            # such as a 0-D x, is refused)
             _rules.check(name, *sample(args, in_dims, 0), memory=_memory_readable(args))
         if not rows or any(d is not None for i, d in enumerate(in_dims) if i not in rows):
             return per_sample(args, in_dims)
         if not checked and any(in_dims[i] is not None and args[i].dim() == 1 for i in rows):
-            # (0-D samples of a row argument, for an op that checks its arguments in its body:
-            # folded they would be one row across the batch; per sample the body refuses them)
+            # (0-D samples of a row argument, for an op that checks its arguments in its body: folded they would
+            # be one row across the batch; per sample the body refuses them)
             return per_sample(args, in_dims)
-        # the batch as one more leading dimension of every row argument
-        folded = list(args)
+        folded = list(args)  # the batch as one more leading dimension of every row argument
         for i in rows:
             a, d = args[i], in_dims[i]
-            if isinstance(a, Tensor):
-                if d is None and a.is_inference() and a.requires_grad:
+            if d is not None:  # (vmap gives a dimension to tensors alone)
+                folded[i] = a.movedim(d, 0)
+            elif isinstance(a, Tensor):
+                if a.is_inference() and a.requires_grad:
                     a = a.clone()  # (a view of an inference tensor records no autograd edge)
-                if d is not None:
-                    folded[i] = a.movedim(d, 0)
-                else:
-                    folded[i] = a.expand(info.batch_size, *a.shape)
-                    if i in own_elements():
-                        folded[i] = folded[i].contiguous()
+                folded[i] = a.expand(info.batch_size, *a.shape)
+                if i in own_elements():
+                    folded[i] = folded[i].contiguous()
         result = op(*folded)
         if written and result is None:
             return None, None

@@ -36,7 +36,7 @@
 // `one_of=`, an argument without a name and two arguments of one name.
 // The dispatcher converts a scalar before any check sees it: a bool given for
 // an `int` or `float` is 1 or 0, a one-element tensor its value. The Python
-// API refuses a bool itself (_arguments.py: int_argument, float_argument);
+// API refuses a bool for a float itself (_arguments.py: float_argument);
 // through torch.ops a bool passes as that number. A number in a message is
 // written as the checked value (`but got 1`), by both readers.
 #pragma once

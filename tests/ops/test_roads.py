@@ -286,12 +286,10 @@ def _with(spec, device, position: int, value) -> tuple:
     return tuple(args)
 
 
-def _bool_calls() -> list:
-    """(spec, bad call): True for each float argument of every op with a
-    Python API, refused by the API on every road with the op's name.
-    (torch.ops takes it: the dispatcher converts it to 1.0 before any kernel
-    runs, and the stable ABI has no Scalar argument that would keep its type:
-    test_a_bool_is_converted_by_torch_ops_alone.)"""
+def _float_calls(value, kind: str, got: str) -> list:
+    """(spec, bad call): value for each float argument of every op with a
+    Python API, which the API refuses with the op's name and the argument's:
+    "expected <argument> to be a float, but got <got>"."""
     calls = []
     for spec in _one_spec_per_op():
         if spec.api is None:
@@ -299,9 +297,27 @@ def _bool_calls() -> list:
         for i, argument in enumerate(spec.op._schema.arguments):
             if str(argument.type) in ("float", "Optional[float]"):
                 also = r" \(or None for the machine epsilon\)" if argument.name == "eps" else ""
-                calls.append((spec, specs.BadCall(f"{argument.name} bool", lambda d, spec=spec, i=i: _with(
-                    spec, d, i, True), rf"expected {argument.name} to be a float{also}, but got bool True")))
+                calls.append((spec, specs.BadCall(f"{argument.name} {kind}", lambda d, spec=spec, i=i: _with(
+                    spec, d, i, value), rf"expected {argument.name} to be a float{also}, but got {got}")))
     return calls
+
+
+def _bool_calls(numpy: bool = False) -> list:
+    """True (numpy: NumPy's True) for each float argument, refused by the API
+    on every road with the op's name. (torch.ops takes it: the dispatcher
+    converts it to 1.0 before any kernel runs, and the stable ABI has no
+    Scalar argument that would keep its type:
+    test_a_bool_is_converted_by_torch_ops_alone.)"""
+    import numpy as np
+
+    return _float_calls(np.True_, "numpy bool", "bool True") if numpy else _float_calls(True, "bool", "bool True")
+
+
+def _overflow_calls() -> list:
+    """An int too large for a float for each float argument: Python's float()
+    raises an OverflowError naming neither the op nor the argument; the API
+    refuses it by name, with a RuntimeError as the dispatcher's on torch.ops."""
+    return _float_calls(10**400, "int too large", "int too large to convert to float")
 
 
 # a value of another Python type for each kind of argument
@@ -386,6 +402,42 @@ def test_a_bool_for_a_float_refused_alike(spec, bad, road, device):
     _refused(spec, bad, road, device)
 
 
+@pytest.mark.parametrize("spec, bad", _bool_calls(numpy=True), ids=_ids)
+@pytest.mark.parametrize("road", ["api", "functionalize", "vmap"])
+def test_a_numpy_bool_for_a_float_refused_alike(spec, bad, road, device):
+    """As a bool, on the roads that pass a NumPy scalar to the API as it is
+    (torch.export refuses one as an input; torch.compile makes it a tensor,
+    which the dispatcher refuses for a float, as any NumPy scalar)."""
+    _refused(spec, bad, road, device)
+
+
+@pytest.mark.parametrize("spec, bad", _overflow_calls(), ids=_ids)
+@pytest.mark.parametrize("road", [r for r in REFUSAL_ROADS if r not in ("torch.ops", "compile dynamic")])
+def test_an_int_too_large_for_a_float_refused_alike(spec, bad, road, device):
+    """(Not with dynamic=True: the int is a SymInt there, which dynamo's own
+    float() of it refuses while tracing, before the API can name it.)"""
+    _refused(spec, bad, road, device)
+
+
+@pytest.mark.parametrize("spec, bad", _overflow_calls(), ids=_ids)
+def test_an_int_too_large_for_a_float_refused_by_torch_ops_too(spec, bad, device):
+    """torch.ops refuses it too, with the dispatcher's RuntimeError (the class the API raises)."""
+    argument = next(a for a in spec.op._schema.arguments if a.name == bad.name.split()[0])
+    with pytest.raises(RuntimeError, match=rf"my_ops::{spec.name}\(\) Expected a value of type "
+                                           rf"'{re.escape(str(argument.type))}' for argument '{argument.name}' "
+                                           r"but instead found type 'int'"):
+        spec.op(*bad.make(device))
+
+
+def test_rms_norm_module_refuses_an_eps_too_large_for_a_float():
+    """Refused when the module is made, as a bool eps is, naming the module and the argument."""
+    import my_ops
+
+    with pytest.raises(RuntimeError, match=r"^my_ops\.RMSNorm: expected eps to be a float \(or None for the "
+                                           r"machine epsilon\), but got int too large to convert to float$"):
+        my_ops.RMSNorm(8, eps=10**400)
+
+
 @pytest.mark.parametrize("spec, bad", _type_calls(), ids=_ids)
 @pytest.mark.parametrize("road", REFUSAL_ROADS)
 def test_a_value_of_another_type_refused_alike(spec, bad, road, device):
@@ -409,13 +461,13 @@ def test_the_api_raises_what_torch_ops_raises(spec, bad, device):
     assert (type(through_api), str(through_api)) == (type(through_ops), str(through_ops))
 
 
-@pytest.mark.parametrize("spec, bad", _bool_calls(), ids=_ids)
+@pytest.mark.parametrize("spec, bad", [*_bool_calls(), *_bool_calls(numpy=True)], ids=_ids)
 def test_a_bool_is_converted_by_torch_ops_alone(spec, bad, device):
     """The one difference between the roads' refusals, which my_ops cannot
     close: torch.ops reads True for a float as 1.0 (the dispatcher converts it
     before any my_ops code runs); the API refuses it (the other roads: above)."""
     args = bad.make(device)
-    position = next(i for i, a in enumerate(args) if a is True)
+    position = next(i for i, a in enumerate(args) if type(a).__name__ in ("bool", "bool_") and a)
     as_number = list(_copy(args))
     as_number[position] = 1.0
     want = _callable(spec, "torch.ops")(*as_number)

@@ -563,29 +563,3 @@ def test_check_rules_reports_a_value_it_cannot_read(kind, text):
                                         ("float", "inf"), ("float", "-0.0"), ("float", "1e-300")])
 def test_check_rules_reads_every_value_python_writes(kind, text):
     assert _C.check_rules(f"q({kind} v) -> ()", "", text) == ""
-
-
-def test_an_int_argument_refuses_a_bool_the_dispatcher_would_convert():
-    """torch.ops turns True for an `int` into 1 before any op's code runs
-    (shown on aten::select's index: a registered probe op would outlive the
-    test); _arguments.int_argument, which the Python API of an op with an int
-    argument reads it through, refuses it with the class of the dispatcher's
-    own refusals, and passes everything else on as torch.ops would take it."""
-    import numpy as np
-
-    from my_ops._arguments import int_argument
-
-    x = torch.randn(3, 4, dtype=torch.float64)
-    select = torch.ops.aten.select.int
-    torch.testing.assert_close(select(x, 0, True), x[1], rtol=0, atol=0)
-    with pytest.raises(RuntimeError, match=r"^my_ops\.q: expected n to be an int, but got bool True$"):
-        int_argument("q", "n", True)
-    with pytest.raises(RuntimeError, match=r"^my_ops\.q: expected n to be an int \(at least 1\), but got bool False$"):
-        int_argument("q", "n", False, " (at least 1)")
-    assert type(int_argument("q", "n", np.int64(2))) is int and int_argument("q", "n", np.int64(2)) == 2
-    tensor = torch.tensor(2)
-    assert int_argument("q", "n", tensor) is tensor
-    for passed_on in ("2", 2.5, None):  # (refused by the dispatcher itself, as through torch.ops)
-        assert int_argument("q", "n", passed_on) is passed_on
-        with pytest.raises(RuntimeError, match=r"Expected a value of type 'int' for argument 'index'"):
-            select(x, 0, int_argument("q", "n", passed_on))
