@@ -102,7 +102,7 @@ def _mutating_op(name: str) -> None:
                         "updates to inference tensors outside torch.inference_mode() are not allowed (as in "
                         "PyTorch); call it inside torch.inference_mode(), or pass a normal tensor "
                         f"({arguments[i].name}.clone())")
-        result = _compat.redispatch(op, keyset, args)
+        result = _compat.redispatch(op, keyset, args, _compat.PAST_INPLACE)
         torch.autograd.graph.increment_version([args[i] for i in written])
         return result
 

@@ -45,7 +45,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
     op, arguments, tensor_positions, _, _ = _signature(name)
     # (the dispatcher drops trailing arguments equal to their defaults; the formulas get them back)
     defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
-    redispatch = _compat.redispatch
+    redispatch, past = _compat.redispatch, _compat.PAST_AUTOGRAD
 
     def forward(ctx, *args_and_keyset):
         args, keyset = args_and_keyset[:-1], args_and_keyset[-1]
@@ -56,9 +56,9 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
                                    "torch.func transform over my_ops: compiling or exporting the function without "
                                    "the transform works, with ordinary autograd)")
             with torch.enable_grad():  # (apply turns grad off; the outer levels must record the call)
-                output = redispatch(op, keyset, args)
+                output = redispatch(op, keyset, args, past)
         else:
-            output = redispatch(op, keyset, args)
+            output = redispatch(op, keyset, args, past)
         if any(args[i].is_inference() for i in tensor_positions):
             args = _copies_of_inference_tensors(args)
         setup_context(ctx, args, output)
@@ -86,6 +86,15 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
             setup_context(ctx, _copies_of_inference_tensors(inputs), output)
 
         torch.library.register_autograd(f"my_ops::{name}", backward, setup_context=setup_below_autograd, lib=_lib)
+
+        def refuse_tangents(keyset, *args):
+            # (torch's kernel passes a dual tensor that does not require grad, its tangent dropped: refused
+            # below it, where every call on ordinary tensors passes)
+            if _compat.forward_ad_active(args, keyset):
+                raise _forward_ad_error(op)
+            return redispatch(op, keyset, args, _compat.PAST_INPLACE)
+
+        _lib.impl(name, refuse_tangents, "ADInplaceOrView", with_keyset=True)
         return
 
     forward_ad_active, grad_enabled = _compat.forward_ad_active, torch.is_grad_enabled
@@ -97,7 +106,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
             for i in tensor_positions:
                 if isinstance(args[i], Tensor) and args[i].requires_grad:  # (None: the kernel names it)
                     return record(*args, *defaults[len(args):], keyset)
-        return redispatch(op, keyset, args)
+        return redispatch(op, keyset, args, past)
 
     _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
 

@@ -1,15 +1,14 @@
 """The one place where my_ops uses private PyTorch API: five names, looked up once, each with a public fallback
 (tests/packaging/test_torch_compat.py runs the ops without each), each paying in host time (docs/performance.md,
 "Host time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
-1. torch._C.DispatchKey (its FuncTorchDynamicLayerBackMode): whether an Autograd kernel's call runs under a
-   torch.func transform (under_transforms).
-2-3. torch._C._FunctionBase (its C apply) and torch._functorch.utils.enable_single_level_autograd_function
+1. torch._C._after_autograd_keyset: the keys below an Autograd kernel's, to redispatch to, as torch's
+   register_autograd does. Missing: the kernel's keyset without its highest keys down to its own (by 2).
+2. torch._C.DispatchKey: whether an Autograd kernel's call runs under a torch.func transform (its
+   FuncTorchDynamicLayerBackMode: under_transforms), and the ADInplaceOrView key, to redispatch past.
+3-4. torch._C._FunctionBase (its C apply) and torch._functorch.utils.enable_single_level_autograd_function
    (under torch.func transforms alone): record the node from the Autograd kernel at the current torch.func
-   level (as pytorch#184974 does after 2.11). Missing any of 1-3: register_autograd; the in-place ops then
-   refuse every call under an open forward-AD level (no transform can be told apart).
-4. torch.autograd.forward_ad._current_level: tensors are asked for a tangent only under an open dual level,
-   and under a transform the open level alone counts (jacfwd over grad: the tangent is not visible to the
-   op, which would silently drop it). Missing: asked at level 0, on every call.
+   level (as pytorch#184974 does after 2.11). Missing any of 2-4: register_autograd (a dual tensor then
+   refused below it, and every call under an open dual level where no transform can be told apart).
 5. torch._subclasses.functional_tensor.FunctionalTensorMode, the mode of torch's functionalization of a
    traced graph, given a rule by the public register_torch_dispatch (in_functionalization): in the trace of
    a compiled graph, a mutating op puts its memory check on the graph's real inputs; while exporting, it
@@ -17,7 +16,7 @@
    guard aliasing between a compiled graph's inputs (pytorch#184481): overlapping arguments after a graph
    compiled for apart ones are not refused; the Python API takes the export route itself (torch.ops calls,
    no longer).
-The redispatch past a kernel needs none (redispatch).
+Whether a forward-AD dual level is open is asked of public API (forward_ad_active).
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ def _private(owner, name: str):
     return None if name in _HIDDEN or owner is None else getattr(owner, name, None)
 
 
+_after_autograd = _private(torch._C, "_after_autograd_keyset")
 _function_base = _private(torch._C, "_FunctionBase")
 _c_apply = None if _function_base is None else vars(_function_base).get("apply")  # (unbound: record() binds it)
 _single_level_allowed = _private(sys.modules.get("torch._functorch.utils"), "enable_single_level_autograd_function")
@@ -52,14 +52,32 @@ def under_transforms(keyset) -> bool:
     return _keys is None or keyset.has(_keys.FuncTorchDynamicLayerBackMode)
 
 
-def redispatch(op, keyset, args):
-    """op(*args) from one of its kernels, to the keys below its own, as torch's kernels redispatch: the
-    kernel's `keyset` (with_keyset: its highest key is the kernel's own) without that key. Not under
-    torch._C._AutoDispatchBelowAutograd, as torch's register_autograd is: the C kernels' own calls (contiguous,
-    to, copy_ through the stable ABI) pass their Autograd kernels, which record nothing (grad off, or no input
-    requiring grad) but under torch.func's enable_grad (_runtime.py), where the intermediates' nodes are
-    dropped with them; the guard cost 0.6-0.9 us a call on the CPU (docs/performance.md)."""
-    return op.redispatch(keyset.remove(keyset.highestPriorityTypeId()), *args)
+# redispatch(op, keyset, args, past): op(*args) from one of its kernels (with `keyset`), to the keys below
+# its own (`past`: PAST_AUTOGRAD from an Autograd kernel, PAST_INPLACE from an ADInplaceOrView one), as
+# torch's kernels redispatch. Not under torch._C._AutoDispatchBelowAutograd, as torch's register_autograd is:
+# the C kernels' own calls (contiguous, to, copy_ through the stable ABI) pass their Autograd kernels, which
+# record nothing (grad off, or no input requiring grad) but under torch.func's enable_grad (_runtime.py),
+# where the intermediates' nodes are dropped with them; the guard cost 0.6-0.9 us a call on the CPU
+# (docs/performance.md).
+if _after_autograd is not None and _keys is not None:
+    PAST_AUTOGRAD, PAST_INPLACE = _after_autograd, _after_autograd.remove(_keys.ADInplaceOrView)
+
+    def redispatch(op, keyset, args, past):
+        return op.redispatch(keyset & past, *args)
+else:
+    # The kernel's keyset without its highest keys down to its own (the keys of `past`): most calls have
+    # those above masked off, torch's Python dispatcher (torch.compile's and torch.export's tracing) leaves
+    # them. Without DispatchKey, the highest alone: under the Python dispatcher the kernel then runs twice.
+    PAST_AUTOGRAD = frozenset(k for n, k in ({} if _keys is None else _keys.__members__).items()
+                              if n.startswith("Autograd"))
+    PAST_INPLACE = frozenset(() if _keys is None else (_keys.ADInplaceOrView,))
+
+    def redispatch(op, keyset, args, past):
+        key = keyset.highestPriorityTypeId()
+        while past and key not in past:
+            keyset = keyset.remove(key)
+            key = keyset.highestPriorityTypeId()
+        return op.redispatch(keyset.remove(key), *args)
 
 
 def record(function: type[torch.autograd.Function]):
@@ -78,24 +96,37 @@ def record(function: type[torch.autograd.Function]):
     return record_node
 
 
-def _has_tangent(tensors, level) -> bool:
+_PROBE = torch.empty(0)
+
+
+def _dual_level_open() -> bool:
+    """Whether a forward-AD dual level is open, by public API: unpack_dual hands a tensor back as it is where
+    none is, else a view of it; should a torch always make the view, make_dual, which refuses where none is
+    open, decides (slower, still right)."""
+    if _forward_ad.unpack_dual(_PROBE).primal is _PROBE:
+        return False
+    try:
+        _forward_ad.make_dual(_PROBE, _PROBE)
+    except RuntimeError:
+        return False
+    return True
+
+
+def forward_ad_active(tensors, keyset=None) -> bool:
+    """Whether a call (its tensors; keyset: a kernel's) carries a tangent at the open dual level. Without a
+    keyset or under a torch.func transform the open level alone counts: there a tangent can be out of the
+    op's sight (jacfwd over grad), which would silently drop it."""
+    if not _dual_level_open():
+        return False
+    if keyset is None or under_transforms(keyset):
+        return True
     for t in tensors:
         try:
-            if isinstance(t, torch.Tensor) and _forward_ad.unpack_dual(t, level=level).tangent is not None:
+            if isinstance(t, torch.Tensor) and _forward_ad.unpack_dual(t).tangent is not None:
                 return True
         except RuntimeError:
             pass  # a tensor of torch.func's vmap
     return False
-
-
-if _private(_forward_ad, "_current_level") is not None:
-    def forward_ad_active(tensors, keyset=None) -> bool:
-        """Whether a call (its tensors; keyset: a kernel's) carries a tangent at the open forward level."""
-        level = _forward_ad._current_level
-        return level >= 0 and (keyset is None or under_transforms(keyset) or _has_tangent(tensors, level))
-else:
-    def forward_ad_active(tensors, keyset=None) -> bool:
-        return _has_tangent(tensors, level=0)  # (the one level the public dual_level opens)
 
 
 def in_functionalization(op, rule, lib) -> bool:

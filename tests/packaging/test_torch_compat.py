@@ -65,17 +65,21 @@ SUBSET = [
 
 # Without the op's own Autograd kernel, the ops take torch's register_autograd,
 # on every road: torch.func over them fails in torch's own check
-# (pytorch#168393), a dual tensor that does not require grad is not refused,
-# and an inference tensor that requires grad cannot be saved for backward
+# (pytorch#168393), a dual tensor is refused below torch's kernel (and every
+# call under an open dual level where no transform can be told apart), and
+# an inference tensor that requires grad cannot be saved for backward
 # (refused by name).
-_AS_REGISTER_AUTOGRAD = ("not torch_func and not forward_mode and not test_func_vjp_outside and not inference "
-                         "and not functional_route")
+_AS_REGISTER_AUTOGRAD = ("not torch_func and not test_func_vjp_outside and not inference and not functional_route "
+                         "and not test_forward_mode_ad_refused[")
 _REGISTER_AUTOGRAD = "not compat.OWN_AUTOGRAD_KERNEL and runtime._lib is not None"
 
 # name: (statement that deletes it from torch, or None to hide it through
 # MY_OPS_COMPAT_HIDE; what must hold in my_ops once it is missing; -k filter)
 CASES = {
-    "DispatchKey": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # torch uses it
+    # the redispatch by the kernel's own keys: the whole subset holds
+    "_after_autograd_keyset": (None, "isinstance(compat.PAST_AUTOGRAD, frozenset)", ""),  # torch uses it
+    # ... and under torch's Python dispatcher the in-place kernels run twice (two version bumps)
+    "DispatchKey": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD + " and not python_dispatcher"),  # torch uses it
     "_FunctionBase": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),  # its apply is under Function.apply
     "enable_single_level_autograd_function": (None, _REGISTER_AUTOGRAD, _AS_REGISTER_AUTOGRAD),
     # the overlap check in compiled graphs: none (torch 2.11 does not guard aliasing); the
@@ -83,10 +87,6 @@ CASES = {
     "FunctionalTensorMode": (
         None, "not compat.FUNCTIONALIZATION_RULES and my_ops.families.rms_norm._EXPORT_ROUTE_IN_API",
         "not overlap_refused"),
-    "_current_level": (  # torch.autograd.forward_ad.dual_level uses it
-        # a dual tensor is still refused; torch.func.jacfwd over torch.func.grad is not
-        None, "'level=0' in inspect.getsource(compat.forward_ad_active)",
-        "(not test_forward_mode_ad_refused or through_torch_ops) and not functional_route"),
 }
 
 
