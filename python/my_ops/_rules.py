@@ -60,7 +60,7 @@ class Param:
 _CLAUSES = {**dict.fromkeys(("like", "like_or_wider", "apart", "apart_or_same", "scale"), ("Tensor", ("",))),
             "shape": ("Tensor", ("", "last", "half")), "rows": ("Tensor", ("cols",)),
             "dim>=": ("Tensor", "number"), "dim": ("Tensor", "number"),
-            "even": ("Tensor", "nothing"), "written": ("Tensor", "nothing"), "eps": ("float", "nothing"),
+            "even": ("Tensor", "nothing"), "written": ("Tensor", "nothing"), "eps": ("float", ("",)),
             "one_of": ("str", "words"), ">=": ("int", "number")}
 
 
@@ -159,15 +159,15 @@ def rules(op: str) -> list[Param]:
     return parse(_schema(getattr(torch.ops.my_ops, op).default).arguments, text)
 
 
-def eps_refusal(name: str, value: float, also: str = "") -> str:
-    """Why an `eps` clause's value is refused ("" if it is not), as op_rules.cpp
-    words it; `also` follows "finite number >= 0" (RMSNorm: its None)."""
+def eps_refusal(name: str, value: float, x: str = "x", float64: bool = False, also: str = "") -> str:
+    """Why the value of an `eps={x}` clause is refused ("" if it is not), as op_rules.cpp words it;
+    float64: x is float64 (its kernels add eps in float64); `also` follows "finite number >= 0"."""
     if not (math.isfinite(value) and value >= 0):
         return f"expected {name} to be a finite number >= 0{also}, but got {value:g}"
-    if value != 0 and not _FLOAT32_LEAST <= value <= _FLOAT32_MOST:
-        # (16- and 32-bit x add eps in float32, where it would become 0 or inf)
+    if value != 0 and not float64 and not _FLOAT32_LEAST <= value <= _FLOAT32_MOST:
+        # (x of 16 or 32 bits adds eps in float32, where it would become 0 or inf)
         return (f"expected {name} to be 0 or from 1.4e-45 to 3.4e+38 (float32's range, in which the kernels "
-                f"add it), but got {value:g}")
+                f"add it to {x} of 16 or 32 bits), but got {value:g}")
     return ""
 
 
@@ -315,8 +315,11 @@ def check(op: str, *args, params: list[Param] | None = None, memory: bool = True
                 _check_tensor(op, p, a, by_name, memory)
         elif a is None:
             continue
-        elif any(c.key == "eps" for c in p.clauses) and eps_refusal(p.name, a):
-            _fail(op, eps_refusal(p.name, a))
+        elif any(c.key == "eps" for c in p.clauses):
+            x = next(c.ref for c in p.clauses if c.key == "eps")
+            float64 = isinstance(by_name[x], Tensor) and by_name[x].dtype == torch.float64
+            if eps_refusal(p.name, a, x, float64):
+                _fail(op, eps_refusal(p.name, a, x, float64))
         else:
             for c in p.clauses:
                 if c.key == ">=":

@@ -18,23 +18,23 @@ using OptionalTensor = std::optional<Tensor>;
 
 const OpRules rms_norm_fp8_op(
     "rms_norm_fp8(Tensor x, Tensor weight, Tensor scale, float? eps=1e-06) -> Tensor",
-    "x: dim>=1; weight: like_or_wider=x shape=last(x); scale: scale=x; eps: eps");
+    "x: dim>=1; weight: like_or_wider=x shape=last(x); scale: scale=x; eps: eps=x");
 const OpRules rms_norm_fp8_per_token_op(
     "rms_norm_fp8_per_token(Tensor x, Tensor weight, float? eps=1e-06, Tensor? scale_ub=None) -> "
     "(Tensor, Tensor)",
-    "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps; scale_ub: scale=x");
+    "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps=x; scale_ub: scale=x");
 const OpRules fused_add_rms_norm_fp8_op(
     "fused_add_rms_norm_fp8(Tensor x, Tensor(a!) residual, Tensor weight, Tensor scale, "
     "float? eps=1e-06) -> Tensor",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: "
-    "eps");
+    "eps=x");
 const OpRules fused_add_rms_norm_fp8_per_token_op(
     "fused_add_rms_norm_fp8_per_token(Tensor x, Tensor(a!) residual, Tensor weight, float? "
     "eps=1e-06, "
     "Tensor? scale_ub=None) -> (Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
-    "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x "
+    "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps=x; scale_ub: scale=x "
     "apart=residual");
 // The same, as new tensors: (out, new residual) and (out, scales, new residual), residual
 // read, not written. What an exported program calls in place of the two fused ops
@@ -49,12 +49,12 @@ const OpRules fused_add_rms_norm_fp8_functional_op(
     "float? eps=1e-06) -> (Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
     "weight: like_or_wider=x shape=last(x) apart=residual; scale: scale=x apart=residual; eps: "
-    "eps");
+    "eps=x");
 const OpRules fused_add_rms_norm_fp8_per_token_functional_op(
     "fused_add_rms_norm_fp8_per_token_functional(Tensor x, Tensor residual, Tensor weight, "
     "float? eps=1e-06, Tensor? scale_ub=None) -> (Tensor, Tensor, Tensor)",
     "x: dim>=1; residual: like=x shape=x written apart=x; "
-    "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps; scale_ub: scale=x "
+    "weight: like_or_wider=x shape=last(x) apart=residual; eps: eps=x; scale_ub: scale=x "
     "apart=residual");
 const OpRules silu_and_mul_fp8_op("silu_and_mul_fp8(Tensor x, Tensor scale) -> Tensor",
                                   "x: dim>=1 even; scale: scale=x");

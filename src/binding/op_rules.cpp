@@ -94,7 +94,7 @@ OpRules::Clause parse_clause(const std::string &word, const OpRules::Param &p,
         {"dim", "Tensor", Takes::Number, {}},
         {"even", "Tensor", Takes::Nothing, {}},
         {"written", "Tensor", Takes::Nothing, {}},
-        {"eps", "float", Takes::Nothing, {}},
+        {"eps", "float", Takes::Argument, {""}},
         {"one_of", "str", Takes::Words, {}},
         {">=", "int", Takes::Number, {}},
     };
@@ -395,13 +395,17 @@ void OpRules::check(const Arg *args, size_t count) const {
             if (c.key == "eps" && !(std::isfinite(arg.number) && arg.number >= 0.0))
                 fail("expected " + p.name + " to be a finite number >= 0, but got " +
                      number_text(arg.number));
-            // (16- and 32-bit x add eps in float32, where a value outside its range
-            // would become 0 or inf: NaN for a zero row, 0 for every row)
+            // (`eps=x`: x of 16 or 32 bits adds eps in float32, where a value outside its
+            // range would become 0 or inf: NaN for a zero row, 0 for every row)
             if (c.key == "eps" && arg.number != 0.0 &&
                 !(arg.number >= std::numeric_limits<float>::denorm_min() &&
-                  arg.number <= std::numeric_limits<float>::max()))
-                fail("expected " + p.name + " to be 0 or from 1.4e-45 to 3.4e+38 (float32's " +
-                     "range, in which the kernels add it), but got " + number_text(arg.number));
+                  arg.number <= std::numeric_limits<float>::max())) {
+                const api::Tensor *x = args[c.ref_index].tensor;
+                if (x == nullptr || !x->defined() || x->scalar_type() != api::ScalarType::Double)
+                    fail("expected " + p.name + " to be 0 or from 1.4e-45 to 3.4e+38 (float32's " +
+                         "range, in which the kernels add it to " + c.ref + " of 16 or 32 bits), " +
+                         "but got " + number_text(arg.number));
+            }
             if (c.key == "one_of") check_one_of(p, c, *arg.text);
             if (c.key == ">=" && arg.integer < c.number)
                 fail("expected " + p.name + " to be >= " + std::to_string(c.number) + ", but got " +

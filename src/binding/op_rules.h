@@ -25,8 +25,9 @@
 //   scale=A          a float32 tensor of one element on A's device (a
 //                    quantization scale beside A)
 // An optional tensor (Tensor?) that is None passes; when given, its clauses apply.
-// A float argument may have the clause `eps`: finite and >= 0 (a float? that is
-// None passes: the op gives it its meaning). A str argument
+// A float argument may have the clause `eps=A`: finite and >= 0, and 0 or within
+// float32's range unless the tensor A is float64 (A's kernels add it in float32
+// otherwise); a float? that is None passes: the op gives it its meaning. A str argument
 // may have `one_of=a|b|c`: one of those words. An int argument may have `>=N`:
 // at least N. A bool argument has no clauses. Any of these may be optional
 // (`int?`, ...): None passes. A clause on an argument of another kind, or an

@@ -14,16 +14,16 @@ using api::Tensor;
 // The weight may be wider than x (a float32 parameter beside bfloat16
 // activations): outputs keep x's dtype, grad_weight has the weight's.
 const OpRules rms_norm_op("rms_norm(Tensor x, Tensor weight, float? eps=1e-06) -> Tensor",
-                          "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
+                          "x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps=x");
 const OpRules rms_norm_backward_op(
     "rms_norm_backward(Tensor grad_out, Tensor x, Tensor weight, float? eps=1e-06) -> "
     "(Tensor, Tensor)",
-    "grad_out: like=x shape=x; x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps");
+    "grad_out: like=x shape=x; x: dim>=1; weight: like_or_wider=x shape=last(x); eps: eps=x");
 // residual += x; x = rms_norm(residual, weight, eps), both in place.
 const OpRules fused_add_rms_norm_op(
     "fused_add_rms_norm(Tensor(a!) x, Tensor(b!) residual, Tensor weight, float? eps=1e-06) -> ()",
     "x: dim>=1 written; residual: like=x shape=x written apart=x; "
-    "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
+    "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps=x");
 // The same, as new tensors: (x, residual) -> (rms_norm(x + residual), x + residual), its
 // kernels reading x and residual and writing the new tensors (no copies first). What an
 // exported program calls in place of fused_add_rms_norm (python/my_ops/families/rms_norm.py):
@@ -36,7 +36,7 @@ const OpRules fused_add_rms_norm_functional_op(
     "fused_add_rms_norm_functional(Tensor x, Tensor residual, Tensor weight, float? eps=1e-06) -> "
     "(Tensor, Tensor)",
     "x: dim>=1 written; residual: like=x shape=x written apart=x; "
-    "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps");
+    "weight: like_or_wider=x shape=last(x) apart=x apart=residual; eps: eps=x");
 
 // A checked weight as the kernels take it (my_ops_rms_norm_weight_ok):
 // contiguous, in x's dtype or, for 16-bit x, float32. A weight wider than

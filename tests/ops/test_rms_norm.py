@@ -127,6 +127,23 @@ def test_rms_norm_gradcheck(device):
     assert torch.autograd.gradcheck(lambda x, w: my_ops.rms_norm(x, w, 1e-5), (x, w))
 
 
+def test_float64_takes_an_eps_float32_cannot_hold(device):
+    """float64 x adds eps in float64, so an eps below float32's range (refused for 16- and 32-bit x, where it
+    would become 0) keeps its meaning: zero rows stay 0, rows of tiny values follow the float64 reference;
+    the functional and in-place fused add too."""
+    x = make_input((6, 40), torch.float64, device, low=-1e-30, high=1e-30)
+    x[0] = 0
+    weight = make_input((40,), torch.float64, device, low=0.5, high=1.5)
+    for eps in (1e-50, 1e-300):
+        out = my_ops.rms_norm(x, weight, eps)
+        torch.testing.assert_close(out, reference.rms_norm(x, weight, eps), rtol=1e-12, atol=0)
+        assert not out.isnan().any()
+        new_x, new_residual = torch.ops.my_ops.fused_add_rms_norm_functional(x, torch.zeros_like(x), weight, eps)
+        torch.testing.assert_close(new_x, reference.rms_norm(x, weight, eps), rtol=1e-12, atol=0)
+    with pytest.raises(RuntimeError, match=r"my_ops.rms_norm: expected eps to be 0 or from 1.4e-45"):
+        my_ops.rms_norm(x.float(), weight.float(), 1e-50)
+
+
 def test_rms_norm_module(device):
     norm = my_ops.RMSNorm(64, eps=1e-5, device=device, dtype=torch.bfloat16)
     with torch.no_grad():

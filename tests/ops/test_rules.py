@@ -416,7 +416,7 @@ def test_a_scale_of_another_dtype_is_named_by_its_own_rule(spec, argument):
 
 # ----------------------------------------------------------- the rule language's kinds
 _KINDS = "q(Tensor? bias, int group_size, int? bits, bool transpose, bool? fast, float? eps, str mode) -> ()"
-_KIND_RULES = "group_size: >=1; bits: >=2; eps: eps; mode: one_of=row|col"
+_KIND_RULES = "group_size: >=1; bits: >=2; eps: eps=bias; mode: one_of=row|col"
 _GOOD = dict(bias=None, group_size=128, bits=None, transpose=True, fast=None, eps=None, mode="row")
 _XY = "q(Tensor x, Tensor y) -> ()"  # (for malformed texts: a value is read only once the text is)
 
@@ -431,7 +431,7 @@ RULE_TEXTS = [
     (_KINDS, _KIND_RULES, dict(eps=math.nan), "my_ops.q: expected eps to be a finite number >= 0, but got nan"),
     # eps outside float32's range, in which the kernels add it (0 or inf there), and its ends
     *[(_KINDS, _KIND_RULES, dict(eps=eps), "my_ops.q: expected eps to be 0 or from 1.4e-45 to 3.4e+38 (float32's "
-       f"range, in which the kernels add it), but got {text}") for eps, text in (
+       f"range, in which the kernels add it to bias of 16 or 32 bits), but got {text}") for eps, text in (
            (1e-50, "1e-50"), (7e-46, "7e-46"), (1e39, "1e+39"), (3.41e38, "3.41e+38"))],
     *[(_KINDS, _KIND_RULES, dict(eps=eps), "") for eps in (0.0, 2.0 ** -149, 3.4028234663852886e38)],
     (_KINDS, _KIND_RULES, dict(mode="tile"), "my_ops.q: expected mode to be 'row' or 'col', but got 'tile'"),
@@ -493,7 +493,8 @@ RULE_TEXTS = [
     (_XY, "x: even=y", {}, "bad definition: clause 'even=y' takes no value: even"),
     (_XY, "x: written=y", {}, "bad definition: clause 'written=y' takes no value: written"),
     (_XY, "x: written=", {}, "bad definition: clause 'written=' takes no value: written"),
-    ("q(Tensor x, float e) -> ()", "e: eps=x", {}, "bad definition: clause 'eps=x' takes no value: eps"),
+    ("q(Tensor x, float e) -> ()", "e: eps", {},
+     "bad definition: clause 'eps' needs an argument to compare with: eps=<argument>"),
     # ... a number is a whole integer (the C++ reader once read `dim=f(3)` as `dim=3`)
     (_XY, "x: dim", {}, "bad definition: clause 'dim' needs a number: dim=<N>"),
     (_XY, "x: dim=", {}, "bad definition: '' is not an integer"),
@@ -505,7 +506,7 @@ RULE_TEXTS = [
     # every form each clause takes, on arguments that are None (where every clause passes)
     ("q(Tensor? x, Tensor? y, float? e, int? n, str? s) -> ()",
      "x: like=y like_or_wider=y dim>=1 dim=2 shape=y shape=last(y) shape=half(y) even rows=cols(y) written "
-     "apart=y apart_or_same=y scale=y; e: eps; n: >=1; s: one_of=a|b", dict(x=None, y=None, e=None, n=None, s=None),
+     "apart=y apart_or_same=y scale=y; e: eps=x; n: >=1; s: one_of=a|b", dict(x=None, y=None, e=None, n=None, s=None),
      ""),
 ]
 

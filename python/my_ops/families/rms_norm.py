@@ -218,10 +218,12 @@ class RMSNorm(nn.Module):
         self.normalized_shape = shape
         # (a NumPy scalar as a float: torch.compile would trace it as a tensor, which eps is not)
         self.eps = _checked_eps("RMSNorm", eps)
-        if isinstance(self.eps, float) and _rules.eps_refusal("eps", self.eps):
-            # (refused here, as the forward would refuse it, not at the first call)
-            raise ValueError("my_ops.RMSNorm: " + _rules.eps_refusal("eps", self.eps, " (or None for the "
-                                                                      "machine epsilon)"))
+        # (refused here, as the forward would refuse it, not at the first call; float32's range is the
+        # forward's to hold, which knows x's dtype)
+        refusal = isinstance(self.eps, float) and _rules.eps_refusal(
+            "eps", self.eps, float64=True, also=" (or None for the machine epsilon)")
+        if refusal:
+            raise ValueError("my_ops.RMSNorm: " + refusal)
         self.elementwise_affine = elementwise_affine
         self.impl = impl
         if elementwise_affine:

@@ -80,7 +80,7 @@ SPECS = [
                     r"expected eps to be a finite number >= 0, but got nan"),
             BadCall("eps below float32", lambda d: (t(4, 8, device=d), t(8, device=d), 1e-50),
                     r"expected eps to be 0 or from 1.4e-45 to 3.4e\+38 \(float32's range, in which the kernels "
-                    r"add it\), but got 1e-50"),
+                    r"add it to x of 16 or 32 bits\), but got 1e-50"),
         ]),
     OpSpec(
         "rms_norm_backward", reference=_backward_reference,
