@@ -96,17 +96,19 @@ def record(function: type[torch.autograd.Function]):
     return record_node
 
 
-_PROBE = torch.empty(0)
-
-
-def _dual_level_open() -> bool:
-    """Whether a forward-AD dual level is open, by public API: unpack_dual hands a tensor back as it is where
-    none is, else a view of it; should a torch always make the view, make_dual, which refuses where none is
-    open, decides (slower, still right)."""
-    if _forward_ad.unpack_dual(_PROBE).primal is _PROBE:
-        return False
+def _dual_level_open(t: torch.Tensor) -> bool:
+    """Whether a forward-AD dual level is open, by public API, asked with `t`, one of the call's own tensors (a
+    tensor of another mode's, such as a real one under FakeTensorMode, cannot be unpacked there): unpack_dual
+    hands a tensor back as it is where no level is open, else a view of it. Should a torch always make the
+    view, make_dual, which refuses where none is open, decides on a new tensor (slower, still right)."""
     try:
-        _forward_ad.make_dual(_PROBE, _PROBE)
+        if _forward_ad.unpack_dual(t).primal is t:
+            return False
+    except RuntimeError:
+        return True  # (a tensor of torch.func's vmap: unpacked, so a level is open)
+    probe = torch.zeros((), device=t.device)
+    try:
+        _forward_ad.make_dual(probe, probe)
     except RuntimeError:
         return False
     return True
@@ -116,13 +118,14 @@ def forward_ad_active(tensors, keyset=None) -> bool:
     """Whether a call (its tensors; keyset: a kernel's) carries a tangent at the open dual level. Without a
     keyset or under a torch.func transform the open level alone counts: there a tangent can be out of the
     op's sight (jacfwd over grad), which would silently drop it."""
-    if not _dual_level_open():
+    tensors = [t for t in tensors if isinstance(t, torch.Tensor)]
+    if not tensors or not _dual_level_open(tensors[0]):
         return False
     if keyset is None or under_transforms(keyset):
         return True
     for t in tensors:
         try:
-            if isinstance(t, torch.Tensor) and _forward_ad.unpack_dual(t).tangent is not None:
+            if _forward_ad.unpack_dual(t).tangent is not None:
                 return True
         except RuntimeError:
             pass  # a tensor of torch.func's vmap

@@ -89,6 +89,25 @@ def test_every_registered_op_has_a_spec():
     assert registered == {spec.name for spec in specs.ALL}
 
 
+@pytest.mark.parametrize("spec", specs.ALL, ids=repr)
+def test_an_open_dual_level_without_tangents_changes_nothing(spec, device):
+    """Under an open dual level, calls without tangents run as outside one: through fake tensors (the
+    level's test unpacks one of the call's own tensors, never a tensor of another mode) and compiled."""
+    args = list(spec.resolve(make_input((3, 8), torch.float32, device)))
+    want = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    expected = spec.op(*want)
+    torch.compiler.reset()  # (one lambda's code for every op: dynamo's recompile limit)
+    with fwAD.dual_level():
+        with FakeTensorMode() as mode:
+            fake = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+            spec.op(*fake)
+        got = torch.compile(lambda *a: spec.op(*a), fullgraph=True, backend="eager")(*args)
+    torch.testing.assert_close(got, expected, equal_nan=False)
+    for a, w in zip(args, want):
+        if isinstance(a, torch.Tensor):
+            torch.testing.assert_close(a, w, equal_nan=False)
+
+
 @pytest.mark.parametrize("spec, index", _dual_calls())
 def test_forward_mode_ad_refused_through_torch_ops(spec, index, device):
     """Also a call past the Python API (torch.ops.my_ops.<op>, as torch.compile
