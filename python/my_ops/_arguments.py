@@ -10,6 +10,8 @@ on, for the dispatcher to convert or refuse exactly as through torch.ops.
 
 from __future__ import annotations
 
+import decimal
+import math
 import numbers
 
 import torch
@@ -19,17 +21,20 @@ _NUMPY_BOOLS = (("numpy", "bool"), ("numpy", "bool_"))  # (numpy.bool_'s module 
 
 
 def float_argument(name: str, argument: str, value, also: str = ""):
-    """A real number (NumPy's included) as a float; a bool (NumPy's too, known by its type's module and name:
-    NumPy is not imported here) or a number too large for a float refused; anything else (a tensor, None, a
-    str, a complex) passed on to the dispatcher, which converts or refuses it as through torch.ops."""
+    """A real number (NumPy's and a Decimal included) as a float; a bool (NumPy's too, known by its type's
+    module and name: NumPy is not imported here) or a number too large for a float refused; anything else (a
+    tensor, None, a str, a complex) passed on to the dispatcher, which converts or refuses it as torch.ops."""
     if type(value) is float or isinstance(value, (torch.SymFloat, torch.SymInt, Tensor)):
         return value
     expected = f"my_ops.{name}: expected {argument} to be a float{also}, but got"
     if isinstance(value, bool) or (type(value).__module__, type(value).__name__) in _NUMPY_BOOLS:
         raise RuntimeError(f"{expected} bool {bool(value)!r}")
-    if not isinstance(value, numbers.Real):
+    if not isinstance(value, (numbers.Real, decimal.Decimal)):
         return value
     try:
-        return float(value)
+        converted = float(value)
     except OverflowError:
-        raise RuntimeError(f"{expected} {type(value).__name__} too large to convert to float") from None
+        converted = math.inf
+    if math.isinf(converted) and value != converted:  # (finite, past a float: NumPy's longdouble, a Decimal)
+        raise RuntimeError(f"{expected} {type(value).__name__} too large to convert to float")
+    return converted

@@ -104,3 +104,33 @@ def test_rms_norm_module_keeps_a_numpy_eps_as_a_float_under_compile():
     torch._dynamo.reset()
     assert type(module.eps) is float
     torch.testing.assert_close(torch.compile(module, fullgraph=True, backend="aot_eager")(x), module(x), rtol=0, atol=0)
+
+
+def test_numbers_past_a_float_refused_and_decimals_taken():
+    """A finite number past a float's range (NumPy's longdouble, a Decimal) would become inf: refused by
+    the op and the argument, as an int too large is; a Decimal in range is taken as its float; an infinite
+    value stays infinite (a Python inf is taken too)."""
+    import decimal
+
+    import numpy as np
+
+    a = torch.randn(2, 4)
+    for value, kind in ((np.longdouble("1e400"), "longdouble"), (decimal.Decimal("-1e400"), "Decimal")):
+        with pytest.raises(RuntimeError, match=rf"^my_ops\.muladd: expected c to be a float, but got {kind} too "
+                                               r"large to convert to float$"):
+            my_ops.muladd(a, a, value)
+    torch.testing.assert_close(my_ops.muladd(a, a, decimal.Decimal("0.5")), my_ops.muladd(a, a, 0.5))
+    assert my_ops.muladd(a, a, np.float64("inf")).isinf().all()
+
+
+@pytest.mark.parametrize("eps", ["ndarray", "complex", "Decimal"])
+def test_rms_norm_module_refuses_an_eps_no_float_can_hold(eps):
+    """Refused when the module is made, naming the module, not at its first call."""
+    import decimal
+
+    import numpy as np
+
+    value = {"ndarray": np.array([2.0]), "complex": 2 + 0j, "Decimal": decimal.Decimal("1e400")}[eps]
+    with pytest.raises((ValueError, RuntimeError), match=r"^my_ops\.RMSNorm: expected eps to be a float \(or None "
+                                                         rf"for the machine epsilon\), but got {eps}"):
+        my_ops.RMSNorm(8, eps=value)

@@ -218,6 +218,9 @@ class RMSNorm(nn.Module):
         self.normalized_shape = shape
         # (a NumPy scalar as a float: torch.compile would trace it as a tensor, which eps is not)
         self.eps = _checked_eps("RMSNorm", eps)
+        if self.eps is not None and not isinstance(self.eps, (float, torch.Tensor)):
+            raise ValueError(f"my_ops.RMSNorm: expected eps to be a float (or None for the machine epsilon), "
+                             f"but got {type(self.eps).__name__}")
         # (refused here, as the forward would refuse it, not at the first call; float32's range is the
         # forward's to hold, which knows x's dtype)
         refusal = isinstance(self.eps, float) and _rules.eps_refusal(
