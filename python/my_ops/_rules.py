@@ -318,8 +318,9 @@ def check(op: str, *args, params: list[Param] | None = None, memory: bool = True
         elif any(c.key == "eps" for c in p.clauses):
             x = next(c.ref for c in p.clauses if c.key == "eps")
             float64 = isinstance(by_name[x], Tensor) and by_name[x].dtype == torch.float64
-            if eps_refusal(p.name, a, x, float64):
-                _fail(op, eps_refusal(p.name, a, x, float64))
+            refusal = eps_refusal(p.name, a, x, float64)
+            if refusal:
+                _fail(op, refusal)
         else:
             for c in p.clauses:
                 if c.key == ">=":

@@ -114,8 +114,9 @@ def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | No
     if x.shape[-1] > MAX_HIDDEN:
         fail(f"rows of {x.shape[-1]} elements are longer than the Triton kernels hold ({MAX_HIDDEN}); "
              "use my_ops.rms_norm")
-    if _rules.eps_refusal("eps", eps, float64=x.dtype == torch.float64):
-        fail(_rules.eps_refusal("eps", eps, float64=x.dtype == torch.float64))
+    refusal = _rules.eps_refusal("eps", eps, float64=x.dtype == torch.float64)
+    if refusal:
+        fail(refusal)
     if grad_out is not None:
         if grad_out.shape != x.shape:
             fail(f"expected grad_out to have the same shape as x {list(x.shape)}, but got {list(grad_out.shape)}")
