@@ -1,11 +1,7 @@
-"""The Python API's float arguments, which the dispatcher would convert silently.
-
-Through torch.ops, the dispatcher turns what it can into the schema's type before any my_ops code runs: True
-(NumPy's too) into 1.0, a one-element tensor into its value. The API refuses a bool (a flag passed where a
-number belongs is a mistake, not a 1), and a number too large for a float (Python's OverflowError names
-neither the op nor the argument), with a RuntimeError, the class the dispatcher's own refusals (a str, None,
-a complex, such a number) have, so that one `except RuntimeError` holds on every road. A tensor is passed
-on, for the dispatcher to convert or refuse exactly as through torch.ops.
+"""The Python API's float arguments. The dispatcher converts True to 1.0 before any my_ops code runs; the API
+refuses a bool (a flag where a number belongs is a mistake) and a number too large for a float (Python's
+OverflowError names no op) with a RuntimeError, as the dispatcher refuses a str or None: one `except
+RuntimeError` holds on every road.
 """
 
 from __future__ import annotations
@@ -21,9 +17,8 @@ _NUMPY_BOOLS = (("numpy", "bool"), ("numpy", "bool_"))  # (numpy.bool_'s module 
 
 
 def float_argument(name: str, argument: str, value, also: str = ""):
-    """A real number (NumPy's and a Decimal included) as a float; a bool (NumPy's too, known by its type's
-    module and name: NumPy is not imported here) or a number too large for a float refused; anything else (a
-    tensor, None, a str, a complex) passed on to the dispatcher, which converts or refuses it as torch.ops."""
+    """A real number (NumPy's, a Decimal) as a float; a bool (NumPy's by its type's name: NumPy is not imported)
+    or one too large refused; anything else (a tensor, None, a str) left to the dispatcher, as through torch.ops."""
     if type(value) is float or isinstance(value, (torch.SymFloat, torch.SymInt, Tensor)):
         return value
     expected = f"my_ops.{name}: expected {argument} to be a float{also}, but got"

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from . import _C
-from ._torch_compat import check as _check, schema as _schema
+from ._torch_compat import schema as _schema
 
 # float32's least positive (subnormal) and greatest finite values: an eps's range.
 _FLOAT32_LEAST, _FLOAT32_MOST = torch.finfo(torch.float32).smallest_normal * 2.0 ** -23, torch.finfo(torch.float32).max
@@ -62,6 +62,12 @@ _CLAUSES = {**dict.fromkeys(("like", "like_or_wider", "apart", "apart_or_same", 
             "dim>=": ("Tensor", "number"), "dim": ("Tensor", "number"),
             "even": ("Tensor", "nothing"), "written": ("Tensor", "nothing"), "eps": ("float", ("",)),
             "one_of": ("str", "words"), ">=": ("int", "number")}
+
+
+def _check(cond, message) -> None:
+    """torch._check's contract, public: a symbolic size is guarded (a SymBool's truth), not asserted."""
+    if not cond:
+        raise RuntimeError(message())
 
 
 def _or_list(items) -> str:
@@ -349,9 +355,9 @@ def memory_steps(op: str) -> tuple:
     """op's memory clauses in the order check() meets them, for
     walk_memory(): (i, argument name, clause key, ref name, j), i and j the
     indices among op's tensor arguments of the argument and of the one its
-    clause names (None: no ref, or one that is no tensor argument)."""
+    clause names (None: no ref)."""
     names = [p.name for p in rules(op) if p.is_tensor]
-    return tuple((names.index(p.name), p.name, c.key, c.ref, names.index(c.ref) if c.ref in names else None)
+    return tuple((names.index(p.name), p.name, c.key, c.ref, names.index(c.ref) if c.ref else None)
                  for p in rules(op) if p.is_tensor for c in p.clauses if c.key in _MEMORY)
 
 

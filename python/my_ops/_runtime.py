@@ -1,6 +1,5 @@
-"""The one road of every my_ops call: each family's Python API calls torch.ops.my_ops.<op>, and the kernels
-registered here (_autograd, _vmap, _autocast, _mutating) sit in the dispatcher, so every road has the same
-checks, kernels and errors.
+"""The one road of every my_ops call: each family's Python API calls torch.ops.my_ops.<op>, whose kernels
+(_autograd here, _vmap, _autocast, _mutating) sit in the dispatcher: every road has the same checks and errors.
 """
 
 from __future__ import annotations
@@ -15,8 +14,7 @@ _lib = torch.library.Library("my_ops", "IMPL")
 
 
 def _signature(name: str) -> tuple:
-    """(overload, schema arguments, positions of the Tensor arguments, of those and the Tensor? ones, of the
-    written ones) of my_ops::<name>, as its kernels read them."""
+    """my_ops::<name>'s (overload, schema arguments, positions of its Tensor, Tensor or Tensor?, written ones)."""
     op = getattr(_ops, name).default
     arguments = _compat.schema(op).arguments
     types = [str(a.type) for a in arguments]
@@ -33,15 +31,15 @@ def _forward_ad_error(op) -> RuntimeError:
 
 
 def _copies_of_inference_tensors(args) -> tuple:
-    """args, inference tensors cloned for backward; with grad on, to lead back to one that requires grad."""
+    """args, inference tensors cloned (grad on: back to one that requires grad) to be saved for backward."""
     with torch.enable_grad():
         return tuple(a.clone() if isinstance(a, Tensor) and a.is_inference() else a for a in args)
 
 
 def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: None) -> None:
-    """The Autograd kernel of my_ops::<name>, from formulas as register_autograd takes them. Not
-    register_autograd itself (the fallback where a private name is missing): its legacy Function is refused
-    by torch.func (pytorch#168393, fixed after 2.11), it drops a tangent and cannot save an inference tensor."""
+    """my_ops::<name>'s Autograd kernel, from formulas as register_autograd takes them. Not register_autograd
+    (the fallback without the private names): torch.func refuses its legacy Function (pytorch#168393, fixed
+    after 2.11), it drops a tangent and cannot save an inference tensor."""
     op, arguments, tensor_positions, _, _ = _signature(name)
     # (the dispatcher drops trailing arguments equal to their defaults; the formulas get them back)
     defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
@@ -79,7 +77,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
     if record is None:
         def setup_below_autograd(ctx, inputs, output):
             if any(isinstance(a, Tensor) and a.is_inference() and a.requires_grad for a in inputs):
-                # (run below the Autograd key: a copy could not lead back to the tensor)
+                # (below the Autograd key a copy cannot lead back to the tensor)
                 raise RuntimeError(f"my_ops.{name}: an inference tensor that requires grad (made under "
                                    "torch.inference_mode()) cannot be saved for backward on this torch; "
                                    "clone the tensor outside inference_mode")
@@ -87,9 +85,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
 
         torch.library.register_autograd(f"my_ops::{name}", backward, setup_context=setup_below_autograd, lib=_lib)
 
-        def refuse_tangents(keyset, *args):
-            # (torch's kernel passes a dual tensor that does not require grad, its tangent dropped: refused
-            # below it, where every call on ordinary tensors passes)
+        def refuse_tangents(keyset, *args):  # (register_autograd drops the tangent of a tensor without grad)
             if _compat.forward_ad_active(args, keyset):
                 raise _forward_ad_error(op)
             return redispatch(op, keyset, args, _compat.PAST_INPLACE)
@@ -112,8 +108,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
 
 
 # Keys of tensors the kernels do not take, so that the rules name the argument; CompositeExplicitAutograd: a
-# call whose every tensor argument is None. A jagged nested tensor has no backend key: AutogradNestedTensor,
-# then (inference_mode skips autograd keys) its class's __torch_dispatch__, by a registered rule.
+# call with no tensor. A jagged nested tensor has no backend key: its class's __torch_dispatch__ too.
 for _name in _rules.op_names():
     for _key in ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU", "NestedTensorCUDA",
                  "AutogradNestedTensor", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):

@@ -1,22 +1,13 @@
 """The one place where my_ops uses private PyTorch API: five names, looked up once, each with a public fallback
-(tests/packaging/test_torch_compat.py runs the ops without each), each paying in host time (docs/performance.md,
-"Host time", MY_OPS_COMPAT_HIDE=<name>) or doing what the public API cannot:
-1. torch._C._after_autograd_keyset: the keys below an Autograd kernel's, to redispatch to, as torch's
-   register_autograd does. Missing: the kernel's keyset without its highest keys down to its own (by 2).
-2. torch._C.DispatchKey: whether an Autograd kernel's call runs under a torch.func transform (its
-   FuncTorchDynamicLayerBackMode: under_transforms), and the ADInplaceOrView key, to redispatch past.
-3-4. torch._C._FunctionBase (its C apply) and torch._functorch.utils.enable_single_level_autograd_function
-   (under torch.func transforms alone): record the node from the Autograd kernel at the current torch.func
-   level (as pytorch#184974 does after 2.11). Missing any of 2-4: register_autograd (a dual tensor then
-   refused below it, and every call under an open dual level where no transform can be told apart).
-5. torch._subclasses.functional_tensor.FunctionalTensorMode, the mode of torch's functionalization of a
-   traced graph, given a rule by the public register_torch_dispatch (in_functionalization): in the trace of
-   a compiled graph, a mutating op puts its memory check on the graph's real inputs; while exporting, it
-   takes its decomposition, whoever calls it (_mutating.py). Missing: no such check, and torch 2.11 does not
-   guard aliasing between a compiled graph's inputs (pytorch#184481): overlapping arguments after a graph
-   compiled for apart ones are not refused; the Python API takes the export route itself (torch.ops calls,
-   no longer).
-Whether a forward-AD dual level is open is asked of public API (forward_ad_active).
+(tests/packaging/test_torch_compat.py runs the ops without each: MY_OPS_COMPAT_HIDE=<name>), each paying in host
+time (docs/performance.md, "Host time") or doing what the public API cannot:
+1. torch._C._after_autograd_keyset: the keys below an Autograd kernel's, to redispatch to (redispatch).
+2. torch._C.DispatchKey: whether a call runs under a torch.func transform (under_transforms); ADInplaceOrView.
+3-4. torch._C._FunctionBase's C apply and torch._functorch.utils.enable_single_level_autograd_function: record
+   the node from the Autograd kernel at the current torch.func level (record). Missing any of 2-4, the ops take
+   register_autograd (_runtime._autograd).
+5. torch._subclasses.functional_tensor.FunctionalTensorMode: a rule in torch's functionalization of a traced
+   graph (in_functionalization).
 """
 
 from __future__ import annotations
@@ -52,22 +43,18 @@ def under_transforms(keyset) -> bool:
     return _keys is None or keyset.has(_keys.FuncTorchDynamicLayerBackMode)
 
 
-# redispatch(op, keyset, args, past): op(*args) from one of its kernels (with `keyset`), to the keys below
-# its own (`past`: PAST_AUTOGRAD from an Autograd kernel, PAST_INPLACE from an ADInplaceOrView one), as
-# torch's kernels redispatch. Not under torch._C._AutoDispatchBelowAutograd, as torch's register_autograd is:
-# the C kernels' own calls (contiguous, to, copy_ through the stable ABI) pass their Autograd kernels, which
-# record nothing (grad off, or no input requiring grad) but under torch.func's enable_grad (_runtime.py),
-# where the intermediates' nodes are dropped with them; the guard cost 0.6-0.9 us a call on the CPU
-# (docs/performance.md).
+# redispatch(op, keyset, args, past): op(*args) from one of its kernels, to the keys below its own (`past`:
+# PAST_AUTOGRAD from an Autograd kernel, PAST_INPLACE from an ADInplaceOrView one). Not under
+# torch._C._AutoDispatchBelowAutograd, as register_autograd is (its cost: docs/performance.md): the C kernels'
+# own calls (contiguous, copy_) record nothing but under torch.func's enable_grad, whose nodes are dropped.
 if _after_autograd is not None and _keys is not None:
     PAST_AUTOGRAD, PAST_INPLACE = _after_autograd, _after_autograd.remove(_keys.ADInplaceOrView)
 
     def redispatch(op, keyset, args, past):
         return op.redispatch(keyset & past, *args)
 else:
-    # The kernel's keyset without its highest keys down to its own (the keys of `past`): most calls have
-    # those above masked off, torch's Python dispatcher (torch.compile's and torch.export's tracing) leaves
-    # them. Without DispatchKey, the highest alone: under the Python dispatcher the kernel then runs twice.
+    # The keyset without its highest keys down to the kernel's own: torch's Python dispatcher (compile's and
+    # export's tracing) leaves those above unmasked. Without DispatchKey, the highest alone: there it runs twice.
     PAST_AUTOGRAD = frozenset(k for n, k in ({} if _keys is None else _keys.__members__).items()
                               if n.startswith("Autograd"))
     PAST_INPLACE = frozenset(() if _keys is None else (_keys.ADInplaceOrView,))
@@ -81,8 +68,8 @@ else:
 
 
 def record(function: type[torch.autograd.Function]):
-    """A function that applies `function` from an Autograd kernel (its last argument: the kernel's keyset),
-    at the current level as a C++ kernel records its node; None without the private names."""
+    """`function`'s apply for an Autograd kernel (last argument: its keyset), recording the node at the current
+    torch.func level as a C++ kernel does; None without the private names."""
     if not OWN_AUTOGRAD_KERNEL:
         return None
     apply = _c_apply.__get__(None, function)  # the C apply, bound to `function` as Function.apply binds it
@@ -97,10 +84,9 @@ def record(function: type[torch.autograd.Function]):
 
 
 def _dual_level_open(t: torch.Tensor) -> bool:
-    """Whether a forward-AD dual level is open, by public API, asked with `t`, one of the call's own tensors (a
-    tensor of another mode's, such as a real one under FakeTensorMode, cannot be unpacked there): unpack_dual
-    hands a tensor back as it is where no level is open, else a view of it. Should a torch always make the
-    view, make_dual, which refuses where none is open, decides on a new tensor (slower, still right)."""
+    """Whether a forward-AD dual level is open, asked with `t`, one of the call's own tensors (not a new one:
+    FakeTensorMode refuses a real tensor): unpack_dual returns `t` itself where none is open, else a view.
+    Should a torch always make the view, make_dual on a new tensor decides (it refuses where none is open)."""
     try:
         if _forward_ad.unpack_dual(t).primal is t:
             return False
@@ -115,9 +101,8 @@ def _dual_level_open(t: torch.Tensor) -> bool:
 
 
 def forward_ad_active(tensors, keyset=None) -> bool:
-    """Whether a call (its tensors; keyset: a kernel's) carries a tangent at the open dual level. Without a
-    keyset or under a torch.func transform the open level alone counts: there a tangent can be out of the
-    op's sight (jacfwd over grad), which would silently drop it."""
+    """Whether a call (its tensors; keyset: a kernel's) carries a tangent. Without a keyset or under a
+    torch.func transform an open dual level counts: a tangent can be out of the op's sight (jacfwd(grad))."""
     tensors = [t for t in tensors if isinstance(t, torch.Tensor)]
     if not tensors or not _dual_level_open(tensors[0]):
         return False
@@ -133,11 +118,10 @@ def forward_ad_active(tensors, keyset=None) -> bool:
 
 
 def in_functionalization(op, rule, lib) -> bool:
-    """Has torch's functionalization of a traced graph (AOTAutograd's trace of a torch.compile'd graph,
-    torch.export's run_decompositions, AOTInductor) call rule(exporting, *args, **kwargs) first for each call
-    of `op` ("ns::name"), with the mode on; unless it returns NotImplemented, its result is the call's.
-    `exporting`: the trace makes a program to run without Python (torch.compiler.is_exporting(), or the
-    mode's own flag: joint-IR run_decompositions, direct aot_export_module). False where the name is missing."""
+    """Has torch's functionalization of a traced graph (torch.compile's AOTAutograd, torch.export's
+    run_decompositions) call rule(exporting, *args, **kwargs) first for each call of `op`, the mode on; unless
+    it returns NotImplemented, that is the call's result. `exporting`: the program runs without Python
+    (is_exporting(), or the mode's flag: joint-IR run_decompositions, aot_export_module). False without the name."""
     if _functional_mode is None:
         return False
 
@@ -156,15 +140,8 @@ def schema(op):
     return get_signature_for_torch_op(op, return_schemas=True)[1][0]
 
 
-# torch.nested's jagged tensor class, by a public lookup (torch.load's safe globals; building one to ask its
-# type costs seconds of imports): torch's own, not a user's class of that name; None where torch lists it no
-# more (a jagged tensor then meets torch's own error on that road).
+# torch.nested's jagged tensor class, by a public lookup (torch.load's safe globals: building one to ask its type
+# costs seconds of imports); None where torch lists it no more (a jagged tensor then meets torch's own error).
 JAGGED = next((g for g in torch.serialization.get_safe_globals() if isinstance(g, type)
                and issubclass(g, torch.Tensor) and g.__name__ == "NestedTensor"
                and g.__module__.startswith("torch.nested.")), None)
-
-
-def check(cond, message=None) -> None:
-    """torch._check's contract, public: a symbolic size is guarded, not asserted."""
-    if not cond:
-        raise RuntimeError(message() if message is not None else "Expected cond to be True")

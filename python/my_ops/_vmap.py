@@ -1,7 +1,6 @@
-"""torch.func.vmap rules (register_vmap): the ops run batched, without torch's per-sample fallback (its warning;
-it refuses the mutating ops). On row arguments (named by the family) an op works along the last dimension: only
-rows batched, the batch is one more leading dimension (unbatched rows broadcast) and the op runs once; else it
-runs per sample, outputs stacked.
+"""torch.func.vmap rules (register_vmap), in place of torch's per-sample fallback (its warning; it refuses the
+mutating ops). With only row arguments batched (an op works along their last dimension), the batch is one more
+leading dimension and the op runs once; else it runs per sample, outputs stacked.
 """
 
 from __future__ import annotations
@@ -17,8 +16,7 @@ from ._runtime import _signature
 
 
 def _memory_readable(tensors) -> bool:
-    """Whether the tensors' memory can be read: not that of an outer vmap level's tensors (nested vmap), whose
-    memory rules the op's call at that level checks."""
+    """Whether the tensors' memory can be read: not an outer vmap level's (nested vmap), which that level checks."""
     try:
         for t in tensors:
             if isinstance(t, Tensor):
@@ -29,9 +27,8 @@ def _memory_readable(tensors) -> bool:
 
 
 def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ...] = ()) -> None:
-    """The vmap rule of my_ops::<name>, whose arguments at positions `rows` are rows. An unbatched row argument
-    is expanded over the batch, or, where the op's rules hold it to `written` (no two elements in one memory),
-    given as a tensor of its own."""
+    """The vmap rule of my_ops::<name>, its arguments at `rows` rows. An unbatched row argument is expanded over
+    the batch, or copied where the op's rules hold it `written` (no two elements in one memory)."""
     op, arguments, tensors, rule_tensors, written = _signature(name)
     checked = name in _rules.op_names()  # (the Triton ops check their arguments in their own body)
 
@@ -68,14 +65,13 @@ def register_batching(lib: torch.library.Library, name: str, rows: tuple[int, ..
                     "batched while other arguments are; every sample would write the same tensor (PyTorch "
                     f"refuses this for its in-place ops too): batch '{arguments[i].name}' as well")
         if checked and info.batch_size > 0 and all(isinstance(args[i], Tensor) for i in tensors):
-            # (the rules on one sample first: a refusal names a sample's shapes, and a sample that is not rows,
-            # such as a 0-D x, is refused)
+            # (the rules on one sample first: a refusal names a sample's shapes; a 0-D sample is refused)
             _rules.check(name, *sample(args, in_dims, 0), memory=_memory_readable(args))
         if not rows or any(d is not None for i, d in enumerate(in_dims) if i not in rows):
             return per_sample(args, in_dims)
         if not checked and any(in_dims[i] is not None and args[i].dim() == 1 for i in rows):
-            # (0-D samples of a row argument, for an op that checks its arguments in its body: folded they would
-            # be one row across the batch; per sample the body refuses them)
+            # (0-D samples of rows, for an op checking in its body: folded they would make one row; per sample
+            # the body refuses them)
             return per_sample(args, in_dims)
         folded = list(args)  # the batch as one more leading dimension of every row argument
         for i in rows:
