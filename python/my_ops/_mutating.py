@@ -1,6 +1,6 @@
 """The ops without a derivative, most of which write their arguments in place: their ADInplaceOrView kernel (the
-stable ABI has none in C++), which every call on ordinary tensors passes, inference_mode's included, and the
-check of their memory rules in compiled graphs and under vmap.
+stable ABI has none in C++), which every call on ordinary tensors passes, inference_mode's included, the
+check of their memory rules in compiled graphs and under vmap, and while exporting their functional twins.
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ import torch
 from torch import Tensor
 
 from . import _rules, _torch_compat as _compat
-from ._runtime import _forward_ad_error, _lib, _signature
-
-_EXPORT_ROUTES: dict = {}  # mutating op -> its decomposition while exporting (route_while_exporting)
+from ._runtime import _forward_ad_error, _lib, _ops, _signature
 
 # A mutating op's memory rules (overlaps of its arguments) as a node of its own in a compiled graph, run on
 # the graph's real inputs: the fake kernel decides them on the traced call, which torch 2.11's guards do not
@@ -68,14 +66,18 @@ def _mutating_op(name: str) -> None:
     tensors outside inference_mode, as torch does; bumps the written tensors' version counters, as torch's
     in-place ops do."""
     op, arguments, _, tensor_positions, written = _signature(name)
+    via_functional_twin = _via_functional_twin(name) if written else None
 
     def in_functional_trace(exporting, *args, **kwargs):
         # In the trace of the graph that runs (not on dynamo's fake tensors, nor in inductor's retrace of the
-        # op); while exporting, the op's route, not the check: AOTInductor runs its programs without Python.
-        if exporting:
-            route = _EXPORT_ROUTES.get(op)
-            return NotImplemented if route is None else route(*args, **kwargs)
+        # op); while exporting, the functional twin, not the check: AOTInductor runs its programs without Python.
         n = len(args)  # (defaults dropped; a keyword-only one in kwargs)
+        if exporting:
+            if via_functional_twin is None:
+                return NotImplemented
+            args = (*args, *(kwargs.get(a.name, a.default_value) for a in arguments[n:]))
+            _rules.check(name, *args)  # (the in-place op's rules, naming it, as its own call has them)
+            return via_functional_twin(*args)
         CHECK_MEMORY(name, [args[i] if i < n else kwargs.get(arguments[i].name) for i in tensor_positions])
         return NotImplemented
 
@@ -125,10 +127,32 @@ def _mutating_op(name: str) -> None:
         _lib.impl(name, math_bits_kernel, key)
 
 
-def route_while_exporting(op, decomposition) -> bool:
-    """Has torch's functionalization replace the mutating `op` (one of _mutating_op's) by `decomposition`
-    while exporting (_torch_compat.in_functionalization's `exporting`), whoever calls the op; elsewhere
-    (torch.compile) the op stays. False where _torch_compat lacks the name: the Python API then takes the route."""
-    _EXPORT_ROUTES[op] = decomposition
-    return _compat.FUNCTIONALIZATION_RULES
+def _via_functional_twin(name: str):
+    """my_ops::<name> as my_ops::<name>_functional (its own outputs, then the new values of the arguments it
+    writes), those values copied back; None without that twin. Exporting takes it: inside an AOTInductor
+    package a custom op's error is only logged, so a void in-place op's refusal went unnoticed, while the twin's
+    undefined outputs stop the copy (docs/deploying.md, "When an op refuses inside a package"); left to torch,
+    functionalization calls the op on a clone (auto_functionalized_v2), so its memory rules see only the clone.
+    torch.compile keeps the op in place (no copies)."""
+    if not hasattr(_ops, f"{name}_functional"):
+        return None
+    op, *_, written = _signature(name)
+    functional, own_outputs = getattr(_ops, f"{name}_functional").default, len(_compat.schema(op).returns)
 
+    def via_functional_twin(*args):
+        outputs = functional(*args)
+        outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
+        for i, new in zip(written, outputs[own_outputs:]):
+            args[i].copy_(new)
+        return None if own_outputs == 0 else outputs[0] if own_outputs == 1 else tuple(outputs[:own_outputs])
+
+    return via_functional_twin
+
+
+def op_for_api(name: str):
+    """torch.ops.my_ops.<name> for its Python API; where torch lacks FunctionalTensorMode (the twin cannot sit
+    in the dispatcher), one that takes the twin itself while exporting."""
+    op, via_functional_twin = getattr(_ops, name).default, _via_functional_twin(name)
+    if _compat.FUNCTIONALIZATION_RULES:
+        return op
+    return lambda *args: (via_functional_twin if torch.compiler.is_exporting() else op)(*args)

@@ -13,7 +13,9 @@ copies. test_aoti.py runs the packages themselves.
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import textwrap
 
 import pytest
 import torch
@@ -232,6 +234,41 @@ def test_every_mutating_op_takes_its_functional_route(name, road):
         _assert_same(g, w)
     for i in tensors:  # every argument as the op leaves it (those it writes, those it reads)
         _assert_same(fresh[i], eager[i])
+
+
+def test_mutating_op_without_functional_form_is_left_to_torch():
+    """A mutating op with no <op>_functional is exported as torch
+    functionalizes it (auto_functionalized), its result the op's. In a
+    session of its own: the op joins the my_ops registry, which other tests
+    walk."""
+    session = textwrap.dedent("""
+        import torch
+        from my_ops._mutating import _mutating_op
+
+        def double(x):
+            x.mul_(2)
+
+        lib = torch.library.Library("my_ops", "FRAGMENT")
+        lib.define("double_in_place(Tensor(a!) x) -> ()")
+        lib.impl("double_in_place", double, "CPU")
+        torch.library.register_fake("my_ops::double_in_place", lambda x: None, lib=lib)
+        _mutating_op("double_in_place")
+
+        class Step(torch.nn.Module):
+            def forward(self, x):
+                torch.ops.my_ops.double_in_place(x)
+                return x + 1
+
+        with torch.no_grad():
+            program = torch.export.export(Step(), (torch.ones(3),)).run_decompositions()
+            x = torch.ones(3)
+            out = program.module()(x)
+        targets = [str(node.target) for node in program.graph.nodes if node.op == "call_function"]
+        assert any("auto_functionalized" in target for target in targets), targets
+        assert x.tolist() == [2.0] * 3 and out.tolist() == [3.0] * 3, (x, out)
+    """)
+    result = subprocess.run([sys.executable, "-c", session], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 
 def _residual_call(name: str, x, residual, weight) -> tuple:

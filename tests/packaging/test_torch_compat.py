@@ -85,7 +85,8 @@ CASES = {
     # the overlap check in compiled graphs: none (torch 2.11 does not guard aliasing); the
     # mutating ops' export route: the Python API takes it (torch.ops calls, no longer)
     "FunctionalTensorMode": (
-        None, "not compat.FUNCTIONALIZATION_RULES and my_ops.families.rms_norm._EXPORT_ROUTE_IN_API",
+        None, "not compat.FUNCTIONALIZATION_RULES and my_ops.families.rms_norm._fused_add_rms_norm "
+        "is not torch.ops.my_ops.fused_add_rms_norm.default",
         "not overlap_refused"),
 }
 

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from .. import _rules
 from .._arguments import float_argument as _float
-from .._mutating import _mutating_op, route_while_exporting
+from .._mutating import _mutating_op, op_for_api
 from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
@@ -94,10 +94,7 @@ def add_out(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     ``out`` may be ``a`` or ``b`` itself. A mutating op: no tensor argument may
     require grad while grad mode is on.
     """
-    if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():  # (strict export traces this: no rule reader)
-        _functional_form_copied_back(a, b, out)
-    else:
-        _ops.add_out.default(a, b, out)
+    _add_out(a, b, out)
     return out
 
 
@@ -107,6 +104,7 @@ def _(a: Tensor, b: Tensor, out: Tensor) -> None:
 
 
 _mutating_op("add_out")
+_add_out = op_for_api("add_out")
 register_batching(_lib, "add_out", rows=(0, 1, 2))
 
 
@@ -118,27 +116,3 @@ def _(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
 
 _mutating_op("add_out_functional")  # (an inference op, as add_out: its requires-grad refusal)
 register_batching(_lib, "add_out_functional", rows=(0, 1, 2))
-
-
-def _functional_route(a: Tensor, b: Tensor, out: Tensor) -> None:
-    """add_out while exporting: its functional form, copied into out.
-
-    Inside an AOTInductor package (torch 2.10, 2.11) a custom op's error is only
-    logged: the generated call drops its status. add_out returns nothing, so its
-    refusal went unnoticed and the call returned with out unwritten; the
-    functional form's refusal leaves its output undefined, and the copy into
-    out that reads it stops the call (docs/deploying.md, "When an op refuses
-    inside a package"). torch.compile keeps the op in place: this runs only
-    while exporting. add_out's own rules first (out apart from a and b unless
-    it is one of them, ...), as its own call has them."""
-    _rules.check("add_out", a, b, out)
-    _functional_form_copied_back(a, b, out)
-
-
-def _functional_form_copied_back(a: Tensor, b: Tensor, out: Tensor) -> None:
-    out.copy_(_ops.add_out_functional.default(a, b, out))
-
-
-# torch.ops.my_ops.add_out too: the route sits in the dispatcher (functionalization's
-# decomposition), where torch has it; else in the Python API.
-_EXPORT_ROUTE_IN_API = not route_while_exporting(_ops.add_out.default, _functional_route)

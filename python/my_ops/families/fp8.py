@@ -30,7 +30,7 @@ is refused, naming the op.
 The two fused ops write `residual` in place and return their outputs; while
 exporting they become their functional forms (fused_add_rms_norm_fp8_functional,
 fused_add_rms_norm_fp8_per_token_functional: the outputs and a new residual),
-the new residual copied back, as fused_add_rms_norm does (its family's module).
+the new residual copied back, as fused_add_rms_norm does (_mutating.py says why).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import torch
 from torch import Tensor
 
 from .. import _rules
-from .._mutating import _mutating_op, route_while_exporting
+from .._mutating import _mutating_op, op_for_api
 from .._runtime import _lib, _ops
 from .._vmap import register_batching
 from .rms_norm import _checked_eps, rms_norm_ref
@@ -78,9 +78,7 @@ def fused_add_rms_norm_fp8(x: Tensor, residual: Tensor, weight: Tensor, scale: T
     """``residual += x`` in place, then ``fp8(rms_norm(residual, weight, eps) / scale)``; x is not written."""
     if type(eps) is not float:
         eps = _checked_eps("fused_add_rms_norm_fp8", eps)
-    if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():  # (strict export traces this: no rule reader)
-        return _functional_form_copied_back(x, residual, weight, scale, eps)
-    return _ops.fused_add_rms_norm_fp8.default(x, residual, weight, scale, eps)
+    return _fused_add_rms_norm_fp8(x, residual, weight, scale, eps)
 
 
 def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6,
@@ -88,9 +86,7 @@ def fused_add_rms_norm_fp8_per_token(x: Tensor, residual: Tensor, weight: Tensor
     """``residual += x`` in place, then ``rms_norm_fp8_per_token(residual, weight, eps, scale_ub)``."""
     if type(eps) is not float:
         eps = _checked_eps("fused_add_rms_norm_fp8_per_token", eps)
-    if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():
-        return _per_token_functional_form_copied_back(x, residual, weight, eps, scale_ub)
-    return _ops.fused_add_rms_norm_fp8_per_token.default(x, residual, weight, eps, scale_ub)
+    return _fused_add_rms_norm_fp8_per_token(x, residual, weight, eps, scale_ub)
 
 
 def silu_and_mul_fp8(x: Tensor, scale: Tensor) -> Tensor:
@@ -137,8 +133,11 @@ for _name, (_shape, _per_token) in _OPS.items():
     _mutating_op(_name)
     register_batching(_lib, _name, rows=(0, 1) if _name.startswith("fused_add") else (0,))
 
+_fused_add_rms_norm_fp8 = op_for_api("fused_add_rms_norm_fp8")
+_fused_add_rms_norm_fp8_per_token = op_for_api("fused_add_rms_norm_fp8_per_token")
 
-# ------------------------------------------------------- the export routes
+
+# ---------------------------------------------------- the functional forms
 # The fused ops' functional forms: the op's outputs, then the new residual.
 def _functional_fake(name: str, per_token: bool):
     def fake(x: Tensor, residual: Tensor, *args):
@@ -153,52 +152,6 @@ for _name, _per_token in (("fused_add_rms_norm_fp8_functional", False),
     torch.library.register_fake(f"my_ops::{_name}", _functional_fake(_name, _per_token))
     _mutating_op(_name)  # (an inference op: its requires-grad refusal)
     register_batching(_lib, _name, rows=(0, 1))
-
-
-def _functional_route(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor,
-                      eps: float | None = 1e-6) -> Tensor:
-    """fused_add_rms_norm_fp8 while exporting: its functional form, the new residual copied back.
-
-    Left to torch, functionalization calls the op on a clone of residual
-    (auto_functionalized_v2), so the op's memory rules only ever see the
-    clone: a weight overlapping residual was read unchanged, then overwritten
-    by the copy back, and x being residual ran where eager refuses. The
-    functional form takes the caller's tensors (in a package too) and checks
-    the in-place op's rules on them when the program runs. torch.compile keeps
-    the op in place (its compiled graphs check the real inputs: _mutating.py):
-    this runs only while exporting. The in-place op's rules first, as its own
-    call has them."""
-    _rules.check("fused_add_rms_norm_fp8", x, residual, weight, scale, eps)
-    return _functional_form_copied_back(x, residual, weight, scale, eps)
-
-
-def _functional_form_copied_back(x: Tensor, residual: Tensor, weight: Tensor, scale: Tensor,
-                                 eps: float | None) -> Tensor:
-    out, new_residual = _ops.fused_add_rms_norm_fp8_functional.default(x, residual, weight, scale, eps)
-    residual.copy_(new_residual)
-    return out
-
-
-def _per_token_functional_route(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6,
-                                scale_ub: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """fused_add_rms_norm_fp8_per_token while exporting, as _functional_route."""
-    _rules.check("fused_add_rms_norm_fp8_per_token", x, residual, weight, eps, scale_ub)
-    return _per_token_functional_form_copied_back(x, residual, weight, eps, scale_ub)
-
-
-def _per_token_functional_form_copied_back(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None,
-                                           scale_ub: Tensor | None) -> tuple[Tensor, Tensor]:
-    out, scales, new_residual = _ops.fused_add_rms_norm_fp8_per_token_functional.default(
-        x, residual, weight, eps, scale_ub)
-    residual.copy_(new_residual)
-    return out, scales
-
-
-# torch.ops.my_ops.<op> too: the routes sit in the dispatcher (functionalization's
-# decomposition), where torch has it; else in the Python API.
-_EXPORT_ROUTE_IN_API = not all([  # (a list: both routes registered)
-    route_while_exporting(_ops.fused_add_rms_norm_fp8.default, _functional_route),
-    route_while_exporting(_ops.fused_add_rms_norm_fp8_per_token.default, _per_token_functional_route)])
 
 
 # -------------------------------------------------------------- references

@@ -16,7 +16,7 @@ import my_ops  # the package, for my_ops.triton_rms_norm (set after this module 
 from .. import _rules
 from .._arguments import float_argument as _float
 from .._formulas import _accumulator, _vjp_formula
-from .._mutating import _mutating_op, route_while_exporting
+from .._mutating import _mutating_op, op_for_api
 from .._runtime import _autograd, _lib, _ops
 from .._vmap import register_batching
 
@@ -132,9 +132,7 @@ def fused_add_rms_norm(x: Tensor, residual: Tensor, weight: Tensor, eps: float |
     """
     if type(eps) is not float:
         eps = _checked_eps("fused_add_rms_norm", eps)
-    if _EXPORT_ROUTE_IN_API and torch.compiler.is_exporting():  # (strict export traces this: no rule reader)
-        return _functional_form_copied_back(x, residual, weight, eps)
-    _ops.fused_add_rms_norm.default(x, residual, weight, eps)
+    _fused_add_rms_norm(x, residual, weight, eps)
 
 
 @torch.library.register_fake("my_ops::fused_add_rms_norm")
@@ -143,6 +141,7 @@ def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> 
 
 
 _mutating_op("fused_add_rms_norm")
+_fused_add_rms_norm = op_for_api("fused_add_rms_norm")
 register_batching(_lib, "fused_add_rms_norm", rows=(0, 1))
 
 
@@ -154,32 +153,6 @@ def _(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> 
 
 _mutating_op("fused_add_rms_norm_functional")  # (an inference op: its requires-grad refusal)
 register_batching(_lib, "fused_add_rms_norm_functional", rows=(0, 1))
-
-
-def _functional_route(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None = 1e-6) -> None:
-    """fused_add_rms_norm while exporting: its functional form, copied back.
-
-    Inside an AOTInductor package (torch 2.10, 2.11) a custom op's error is only
-    logged: the generated call drops its status. The in-place op returns nothing,
-    so its refusal went unnoticed and the call returned a wrong result; the
-    functional form's refusal leaves its outputs undefined, and the generated
-    code that reads them (the copy into residual) stops the call
-    (docs/deploying.md, "When an op refuses inside a package"). torch.compile
-    keeps the op in place (no copies): this runs only while exporting. The
-    in-place op's rules first (x and residual apart, ...), as its own call has them."""
-    _rules.check("fused_add_rms_norm", x, residual, weight, eps)
-    _functional_form_copied_back(x, residual, weight, eps)
-
-
-def _functional_form_copied_back(x: Tensor, residual: Tensor, weight: Tensor, eps: float | None) -> None:
-    new_x, new_residual = _ops.fused_add_rms_norm_functional.default(x, residual, weight, eps)
-    x.copy_(new_x)
-    residual.copy_(new_residual)
-
-
-# torch.ops.my_ops.fused_add_rms_norm too: the route sits in the dispatcher
-# (functionalization's decomposition), where torch has it; else in the Python API.
-_EXPORT_ROUTE_IN_API = not route_while_exporting(_ops.fused_add_rms_norm.default, _functional_route)
 
 
 def fused_add_rms_norm_ref(x: Tensor, residual: Tensor, weight: Tensor, eps: float) -> tuple[Tensor, Tensor]:
