@@ -45,7 +45,7 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
     defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
     redispatch, past = _compat.redispatch, _compat.PAST_AUTOGRAD
 
-    def forward(ctx, *args_and_keyset):
+    def forward(*args_and_keyset):
         args, keyset = args_and_keyset[:-1], args_and_keyset[-1]
         if _compat.under_transforms(keyset):
             if torch.compiler.is_compiling():  # (non-strict torch.export runs this eagerly)
@@ -57,10 +57,13 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
                 output = redispatch(op, keyset, args, past)
         else:
             output = redispatch(op, keyset, args, past)
+        return output
+
+    def setup_context_of_args(ctx, args_and_keyset, output):
+        args = args_and_keyset[:-1]
         if any(args[i].is_inference() for i in tensor_positions):
             args = _copies_of_inference_tensors(args)
         setup_context(ctx, args, output)
-        return output
 
     def backward_and_keyset(ctx, *grads):
         result = backward(ctx, *grads)
@@ -70,8 +73,9 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
         raise _forward_ad_error(op)
 
     # (built with type() so that the graph node is named <name>_functionBackward)
-    Function = type(f"{name}_function", (torch.autograd.Function,), {
-        "forward": staticmethod(forward), "backward": staticmethod(backward_and_keyset),
+    Function = type(f"{name}_function", (_compat.FUNCTION_BASE,), {
+        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context_of_args),
+        "backward": staticmethod(backward_and_keyset),
         "jvp": staticmethod(refuse_jvp)})
     record = _compat.record(Function)
     if record is None:
@@ -108,11 +112,9 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
 
 
 # Keys of tensors the kernels do not take, so that the rules name the argument; CompositeExplicitAutograd: a
-# call with no tensor. A jagged nested tensor has no backend key: its class's __torch_dispatch__ too.
+# call with no tensor. CompositeImplicitAutogradNestedTensor: nested tensors' keys, and the kernel a jagged one's
+# __torch_dispatch__ calls for an op it does not know (under inference_mode: no autograd key runs).
 for _name in _rules.op_names():
-    for _key in ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU", "NestedTensorCUDA",
-                 "AutogradNestedTensor", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):
+    for _key in ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "CompositeImplicitAutogradNestedTensor",
+                 "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):
         _lib.impl(_name, _rules.reject(_name), _key)
-    if _compat.JAGGED is not None:
-        torch.library.register_torch_dispatch(f"my_ops::{_name}", _compat.JAGGED, lambda cls, func, types, args,
-                                              kwargs, reject=_rules.reject(_name): reject(*args), lib=_lib)

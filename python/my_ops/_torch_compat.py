@@ -3,9 +3,10 @@
 time (docs/performance.md, "Host time") or doing what the public API cannot:
 1. torch._C._after_autograd_keyset: the keys below an Autograd kernel's, to redispatch to (redispatch).
 2. torch._C.DispatchKey: whether a call runs under a torch.func transform (under_transforms); ADInplaceOrView.
-3-4. torch._C._FunctionBase's C apply and torch._functorch.utils.enable_single_level_autograd_function: record
-   the node from the Autograd kernel at the current torch.func level (record). Missing any of 2-4, the ops take
-   register_autograd (_runtime._autograd).
+3-4. torch.autograd.function._SingleLevelFunction (its apply is C's: a Function's routes to torch.func's
+   custom_function_call from torch 2.15) and torch._functorch.utils.enable_single_level_autograd_function:
+   record the node from the Autograd kernel at the current torch.func level (FUNCTION_BASE, record). Missing
+   any of 2-4, the ops take register_autograd (_runtime._autograd).
 5. torch._subclasses.functional_tensor.FunctionalTensorMode: a rule in torch's functionalization of a traced
    graph (in_functionalization).
 """
@@ -28,13 +29,13 @@ def _private(owner, name: str):
 
 
 _after_autograd = _private(torch._C, "_after_autograd_keyset")
-_function_base = _private(torch._C, "_FunctionBase")
-_c_apply = None if _function_base is None else vars(_function_base).get("apply")  # (unbound: record() binds it)
+_single_level_function = _private(sys.modules.get("torch.autograd.function"), "_SingleLevelFunction")
 _single_level_allowed = _private(sys.modules.get("torch._functorch.utils"), "enable_single_level_autograd_function")
 _keys = _private(torch._C, "DispatchKey")
 _functional_mode = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensorMode")
 FUNCTIONALIZATION_RULES = _functional_mode is not None  # (in_functionalization)
-OWN_AUTOGRAD_KERNEL = None not in (_c_apply, _single_level_allowed, _keys)
+OWN_AUTOGRAD_KERNEL = None not in (_single_level_function, _single_level_allowed, _keys)
+FUNCTION_BASE = _single_level_function if OWN_AUTOGRAD_KERNEL else torch.autograd.Function  # (record)
 
 
 def under_transforms(keyset) -> bool:
@@ -68,11 +69,11 @@ else:
 
 
 def record(function: type[torch.autograd.Function]):
-    """`function`'s apply for an Autograd kernel (last argument: its keyset), recording the node at the current
-    torch.func level as a C++ kernel does; None without the private names."""
+    """The apply of `function` (a FUNCTION_BASE) for an Autograd kernel (last argument: its keyset), recording
+    the node at the current torch.func level as a C++ kernel does; None without the private names."""
     if not OWN_AUTOGRAD_KERNEL:
         return None
-    apply = _c_apply.__get__(None, function)  # the C apply, bound to `function` as Function.apply binds it
+    apply = function.apply
 
     def record_node(*args):
         if not under_transforms(args[-1]):  # (the C apply asks for the flag under torch.func alone)
@@ -138,10 +139,3 @@ def in_functionalization(op, rule, lib) -> bool:
 def schema(op):
     """An op overload's FunctionSchema, by torch.fx's public lookup."""
     return get_signature_for_torch_op(op, return_schemas=True)[1][0]
-
-
-# torch.nested's jagged tensor class, by a public lookup (torch.load's safe globals: building one to ask its type
-# costs seconds of imports); None where torch lists it no more (a jagged tensor then meets torch's own error).
-JAGGED = next((g for g in torch.serialization.get_safe_globals() if isinstance(g, type)
-               and issubclass(g, torch.Tensor) and g.__name__ == "NestedTensor"
-               and g.__module__.startswith("torch.nested.")), None)
