@@ -156,3 +156,11 @@ def built_wheel(require_label: bool = True):
 
 def requires_cuda(reason="needs a CUDA device"):
     return pytest.mark.skipif(not torch.cuda.is_available(), reason=reason)
+
+
+def requires_sdist_builder() -> None:
+    """Skips unless `python -m build --no-isolation` can build the sdist: build (a version, so not the CMake
+    build/ folder of a checkout, imported as a namespace package) and the backend, scikit-build-core."""
+    reason = "needs the sdist builder of ci/lib/requirements.txt"
+    pytest.importorskip("build", minversion="1", reason=reason)
+    pytest.importorskip("scikit_build_core", reason=reason)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import my_ops
-from conftest import built_wheel
+from conftest import built_wheel, requires_sdist_builder
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("verify_wheel", ROOT / "ci/build/verify-wheel.py")
@@ -100,7 +100,7 @@ def test_verify_wheel_checks_the_license(tmp_path):
 
 
 def test_the_sdist_ships_the_license(tmp_path):
-    pytest.importorskip("build", reason="needs the sdist builder of ci/lib/requirements.txt")
+    requires_sdist_builder()
     subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
                    check=True, capture_output=True, text=True)
     (sdist,) = tmp_path.glob("my_ops-*.tar.gz")

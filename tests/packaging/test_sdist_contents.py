@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import requires_sdist_builder
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux-runner step")
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
@@ -54,7 +56,7 @@ def _sdist_members(sdist: Path) -> set[str]:
 
 
 def test_sdist_leaves_out_what_the_release_job_put_in_the_checkout(checkout, tmp_path):
-    pytest.importorskip("build", reason="needs the sdist builder of ci/lib/requirements.txt")
+    requires_sdist_builder()
     version = (ROOT / "VERSION").read_text().strip()
     # what release.yml's assemble job had in its checkout: every artifact of the run and the manifest
     built = checkout / "built"

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import requires_sdist_builder
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -60,8 +62,7 @@ def namespace_works(tmp_path_factory):
 
 
 def test_sdist_builds_cpu_kernels_without_a_toolkit(namespace_works, tmp_path):
-    pytest.importorskip("build", reason="needs the sdist builder of ci/lib/requirements.txt")
-    pytest.importorskip("scikit_build_core", reason="needs the build tools of ci/lib/requirements.txt")
+    requires_sdist_builder()
     sdist_dir = tmp_path / "sdist"
     subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(sdist_dir), str(ROOT)],
                    check=True, capture_output=True, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})

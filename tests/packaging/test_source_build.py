@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import requires_sdist_builder
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "build_support"))
 import matrix  # noqa: E402
@@ -60,7 +62,7 @@ def test_a_cuda_major_mismatch_stops_the_build(tmp_path, nvcc, torch_cuda, stops
 
 @pytest.fixture(scope="module")
 def sdist(tmp_path_factory) -> Path:
-    pytest.importorskip("build", reason="needs the sdist builder of ci/lib/requirements.txt")
+    requires_sdist_builder()
     out = tmp_path_factory.mktemp("sdist")
     subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(out), str(ROOT)],
                    check=True, capture_output=True, text=True)
