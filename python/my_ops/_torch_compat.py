@@ -4,7 +4,8 @@ time (docs/performance.md, "Host time") or doing what the public API cannot:
 1. torch._C._after_autograd_keyset: the keys below an Autograd kernel's, to redispatch to (redispatch).
 2. torch._C.DispatchKey: whether a call runs under a torch.func transform (under_transforms); ADInplaceOrView.
 3-4. torch.autograd.function._SingleLevelFunction (its apply is C's: a Function's routes to torch.func's
-   custom_function_call from torch 2.15) and torch._functorch.utils.enable_single_level_autograd_function:
+   custom_function_call from torch 2.15; with torch.autograd.Function's key for compiled autograd, the one
+   attribute read of a public class here) and torch._functorch.utils.enable_single_level_autograd_function:
    record the node from the Autograd kernel at the current torch.func level (FUNCTION_BASE, record). Missing
    any of 2-4, the ops take register_autograd (_runtime._autograd).
 5. torch._subclasses.functional_tensor.FunctionalTensorMode: a rule in torch's functionalization of a traced
@@ -35,7 +36,11 @@ _keys = _private(torch._C, "DispatchKey")
 _functional_mode = _private(sys.modules.get("torch._subclasses.functional_tensor"), "FunctionalTensorMode")
 FUNCTIONALIZATION_RULES = _functional_mode is not None  # (in_functionalization)
 OWN_AUTOGRAD_KERNEL = None not in (_single_level_function, _single_level_allowed, _keys)
-FUNCTION_BASE = _single_level_function if OWN_AUTOGRAD_KERNEL else torch.autograd.Function  # (record)
+FUNCTION_BASE = torch.autograd.Function  # (record)
+if OWN_AUTOGRAD_KERNEL:
+    class FUNCTION_BASE(_single_level_function):  # noqa: N801
+        # (with the key torch's compiled autograd asks of every node's class, as torch.autograd.Function has it)
+        _compiled_autograd_key = vars(torch.autograd.Function).get("_compiled_autograd_key")
 
 
 def under_transforms(keyset) -> bool:

@@ -47,6 +47,26 @@ def test_compiled_block_matches_eager(backend, device):
         assert_matches(p.grad, g.double(), torch.float32, scale=10)
 
 
+def test_compiled_autograd_over_eager_nodes(device):
+    """torch's compiled autograd runs the backward of nodes the ops recorded
+    eagerly (it asks each node's class for a key: my_ops' has
+    torch.autograd.Function's), with the float64 reference's gradients."""
+    torch._dynamo.reset()
+    x = make_input((6, 64), torch.float64, device).requires_grad_()
+    weight = make_input((32,), torch.float64, device, low=0.5, high=1.5).requires_grad_()
+
+    def loss(norm, act, x, weight):
+        return norm(act(x), weight, 1e-6).square().sum()
+
+    with torch._dynamo.compiled_autograd._enable(torch.compile(backend="eager", fullgraph=True)):
+        loss(my_ops.rms_norm, my_ops.silu_and_mul, x, weight).backward()
+    got = (x.grad, weight.grad)
+    want = torch.autograd.grad(loss(my_ops.reference.rms_norm, my_ops.reference.silu_and_mul, x, weight),
+                               (x, weight))
+    for g, w in zip(got, want):
+        assert_matches(g, w, torch.float64, scale=10)
+
+
 def test_compiled_mutating_ops(device):
     """fused_add_rms_norm and add_out mutate inputs inside a compiled graph."""
     torch._dynamo.reset()
