@@ -628,10 +628,11 @@ def test_runtime_input_checks_fail_before_any_op(cpu_package, capfd, monkeypatch
     elif case == "residual transposed":
         residual = residual.transpose(0, 1).contiguous().transpose(0, 1)
     before = residual.clone()
-    with pytest.raises(RuntimeError, match="run_func_"):
+    with pytest.raises(RuntimeError) as error:
         model(x, residual)
     err = capfd.readouterr().err
-    assert check in err, err
+    # (torch up to 2.14 logs the check and throws run_func_'s generic error; 2.15 throws the check's)
+    assert check in err and ("run_func_" in str(error.value) or check in str(error.value)), (error.value, err)
     assert "my_ops." not in err, err  # no op ran (none refused)
     assert torch.equal(residual, before)
 
