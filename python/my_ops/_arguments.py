@@ -13,6 +13,7 @@ import numbers
 import torch
 from torch import Tensor
 
+_FLOAT_OVERFLOW = 2 ** 1024 - 2 ** 970  # the least int that float() rounds past the largest float
 _NUMPY_BOOLS = (("numpy", "bool"), ("numpy", "bool_"))  # (numpy.bool_'s module and name: NumPy 2, NumPy 1)
 
 
@@ -26,10 +27,9 @@ def float_argument(name: str, argument: str, value, also: str = ""):
         raise RuntimeError(f"{expected} bool {bool(value)!r}")
     if not isinstance(value, (numbers.Real, decimal.Decimal)):
         return value
-    try:
-        converted = float(value)
-    except OverflowError:
-        converted = math.inf
-    if math.isinf(converted) and value != converted:  # (finite, past a float: NumPy's longdouble, a Decimal)
+    # (an int that float() would round past the largest float: asked first, as float()'s OverflowError escapes
+    # torch 2.13's dynamo; a NumPy longdouble or a Decimal past a float converts to inf)
+    converted = math.inf if isinstance(value, int) and abs(value) >= _FLOAT_OVERFLOW else float(value)
+    if math.isinf(converted) and value != converted:
         raise RuntimeError(f"{expected} {type(value).__name__} too large to convert to float")
     return converted
