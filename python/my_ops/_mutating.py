@@ -127,6 +127,7 @@ def _mutating_op(name: str) -> None:
         _lib.impl(name, math_bits_kernel, key)
 
 
+@functools.cache  # (built once: _mutating_op's export rule and op_for_api share it)
 def _via_functional_twin(name: str):
     """my_ops::<name> as my_ops::<name>_functional (its own outputs, then the new values of the arguments it
     writes), those values copied back; None without that twin. Exporting takes it: inside an AOTInductor
