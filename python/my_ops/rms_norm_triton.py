@@ -194,8 +194,13 @@ def _backward_grid(rows: int, block_m: int, warps: int, sms: int) -> tuple[int, 
     """(programs, rows_per_program) of the backward: a few programs per
     multiprocessor (one resident wave), each a contiguous slice of rows. The
     slices depend on the row count and the device alone, so the weight
-    gradient's order of summation is the same on every run."""
+    gradient's order of summation is the same on every run. A symbolic row
+    count (torch.compile's dynamic shapes) gets a whole wave of programs,
+    the last ones empty where rows are few: the nested divisions below take
+    sympy minutes to simplify on a symbolic count."""
     per_sm = max(1, 32 // warps)
+    if isinstance(rows, torch.SymInt):
+        return sms * per_sm, _cdiv(rows, sms * per_sm)
     programs = min(_cdiv(rows, block_m), sms * per_sm)
     rows_per_program = _cdiv(rows, programs)
     return _cdiv(rows, rows_per_program), rows_per_program
