@@ -1,6 +1,6 @@
 """The ops without a derivative, most of which write their arguments in place: their ADInplaceOrView kernel (the
-stable ABI has none in C++), which every call on ordinary tensors passes, inference_mode's included, the
-check of their memory rules in compiled graphs and under vmap, and while exporting their functional twins.
+stable ABI has none in C++), which every call on ordinary tensors passes (inference_mode's too), their memory
+rules in compiled graphs and under vmap, and their functional twins while exporting.
 """
 
 from __future__ import annotations
@@ -13,36 +13,12 @@ from torch import Tensor
 from . import _rules, _torch_compat as _compat
 from ._runtime import _forward_ad_error, _lib, _ops, _signature
 
-# A mutating op's memory rules (overlaps of its arguments) as a node of its own in a compiled graph, run on
-# the graph's real inputs: the fake kernel decides them on the traced call, which torch 2.11's guards do not
-# cover (nor aliasing between inputs: pytorch#184481), and a later call whose arguments overlap would reuse
-# the graph, whose functional form writes copies and never shows the overlap to the op's own check.
+# A mutating op's memory rules as a node of its own in a compiled graph, run on the graph's real inputs: the fake
+# kernel decides them on the traced call, which torch 2.11's guards do not cover (nor aliasing between inputs:
+# pytorch#184481), and the graph's functional form writes copies, so the op's own check never sees an overlap.
 _checks = torch.library.Library("my_ops", "FRAGMENT")
 _checks.define("check_memory(str op, Tensor?[] tensors) -> ()")
-
-
-@functools.cache
-def _memory_steps(op: str) -> tuple[int, tuple]:
-    """op's number of tensor arguments and its memory clauses, as _rules.walk_memory takes them (KeyError: no
-    rules)."""
-    return sum(p.is_tensor for p in _rules.rules(op)), _rules.memory_steps(op)
-
-
-def _check_memory(op: str, tensors) -> None:
-    """The op's memory rules on its tensor arguments (`tensors`, in order), as _rules.check has them: the
-    compiled graphs' node, and vmap's road (the samples of a batch together)."""
-    try:
-        count, steps = _memory_steps(op)
-    except KeyError:  # (rules() of an op without rules)
-        raise RuntimeError(f"my_ops.check_memory: expected op to name a my_ops op with argument rules "
-                           f"({', '.join(sorted(_rules.op_names()))}), but got '{op}'") from None
-    if len(tensors) != count:
-        raise RuntimeError(f"my_ops.check_memory: expected tensors to hold my_ops.{op}'s {count} tensor "
-                           f"arguments in order (None for an absent one), but got {len(tensors)}")
-    _rules.walk_memory(op, steps, tensors)
-
-
-_checks.impl("check_memory", _check_memory, "CompositeExplicitAutograd")
+_checks.impl("check_memory", _rules.check_memory, "CompositeExplicitAutograd")
 torch.library.register_fake("my_ops::check_memory", lambda op, tensors: None, lib=_checks)
 CHECK_MEMORY = torch.ops.my_ops.check_memory.default
 torch.fx.node.has_side_effect(CHECK_MEMORY)  # (no output: kept by the graphs' dead-code elimination)
@@ -50,8 +26,7 @@ torch.fx.node.has_side_effect(CHECK_MEMORY)  # (no output: kept by the graphs' d
 
 def _check_memory_batched(info, in_dims, op, tensors):
     """Under vmap: the rules on the whole batch (batch dimensions first), so that samples which overlap one
-    another are refused; under nested vmap each level adds its dimension, and the innermost call checks real
-    tensors (_vmap._memory_readable)."""
+    another are refused; nested, each level adds its dimension and the innermost checks real tensors."""
     dims = in_dims[1] if isinstance(in_dims[1], (list, tuple)) else [in_dims[1]] * len(tensors)
     CHECK_MEMORY(op, [t.movedim(d, 0) if d is not None and t is not None else t for t, d in zip(tensors, dims)])
     return None, None
@@ -61,16 +36,15 @@ torch.library.register_vmap("my_ops::check_memory", _check_memory_batched, lib=_
 
 
 def _mutating_op(name: str) -> None:
-    """Refuses a tensor that requires grad (it would silently lose its history; a read-only one too: nothing
-    tells a training step from torch.export's inference IR, which drops no_grad blocks) and writes to inference
-    tensors outside inference_mode, as torch does; bumps the written tensors' version counters, as torch's
-    in-place ops do."""
+    """Refuses a tensor that requires grad (it would lose its history silently; a read-only one too: torch.export's
+    inference IR drops no_grad blocks) and writes to inference tensors outside inference_mode, as torch does; bumps
+    the written tensors' version counters, as torch's in-place ops do."""
     op, arguments, _, tensor_positions, written = _signature(name)
     via_functional_twin = _via_functional_twin(name) if written else None
 
     def in_functional_trace(exporting, *args, **kwargs):
-        # In the trace of the graph that runs (not on dynamo's fake tensors, nor in inductor's retrace of the
-        # op); while exporting, the functional twin, not the check: AOTInductor runs its programs without Python.
+        # (the trace of the graph that runs, not dynamo's nor inductor's; exporting: the twin, as AOTInductor runs
+        # its programs without Python)
         n = len(args)  # (defaults dropped; a keyword-only one in kwargs)
         if exporting:
             if via_functional_twin is None:
@@ -110,8 +84,7 @@ def _mutating_op(name: str) -> None:
 
     _lib.impl(name, inplace_kernel, "ADInplaceOrView", with_keyset=True)
 
-    def math_bits_kernel(*args):
-        # (torch's fallback aborts the process writing a lazily negated or conjugated view in place)
+    def math_bits_kernel(*args):  # (torch's fallback aborts the process writing a negated or conjugated view)
         for i in written:
             value, argument = args[i], arguments[i].name
             if isinstance(value, Tensor) and (value.is_neg() or value.is_conj()):
@@ -130,11 +103,10 @@ def _mutating_op(name: str) -> None:
 @functools.cache  # (built once: _mutating_op's export rule and op_for_api share it)
 def _via_functional_twin(name: str):
     """my_ops::<name> as my_ops::<name>_functional (its own outputs, then the new values of the arguments it
-    writes), those values copied back; None without that twin. Exporting takes it: inside an AOTInductor
-    package a custom op's error is only logged, so a void in-place op's refusal went unnoticed, while the twin's
-    undefined outputs stop the copy (docs/deploying.md, "When an op refuses inside a package"); left to torch,
-    functionalization calls the op on a clone (auto_functionalized_v2), so its memory rules see only the clone.
-    torch.compile keeps the op in place (no copies)."""
+    writes), those values copied back; None without that twin. Exporting takes it:
+    in an AOTInductor package a custom op's error is only logged, so a void in-place op's refusal went unnoticed,
+    while the twin's undefined outputs stop the copy (docs/deploying.md); torch's auto_functionalized_v2 calls
+    the op on a clone, which its memory rules cannot see through. torch.compile keeps the op in place."""
     if not hasattr(_ops, f"{name}_functional"):
         return None
     op, *_, written = _signature(name)
@@ -151,9 +123,9 @@ def _via_functional_twin(name: str):
 
 
 def op_for_api(name: str):
-    """torch.ops.my_ops.<name> for its Python API; where torch lacks FunctionalTensorMode (the twin cannot sit
-    in the dispatcher), one that takes the twin itself while exporting."""
+    """torch.ops.my_ops.<name> for its Python API; without FunctionalTensorMode (no twin in the dispatcher), one
+    that takes the twin itself while exporting."""
     op, via_functional_twin = getattr(_ops, name).default, _via_functional_twin(name)
-    if _compat.FUNCTIONALIZATION_RULES:
+    if _compat.FUNCTIONALIZATION_RULES or via_functional_twin is None:
         return op
     return lambda *args: (via_functional_twin if torch.compiler.is_exporting() else op)(*args)

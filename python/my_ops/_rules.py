@@ -127,9 +127,10 @@ def _parse_clause(word: str, p: Param, params: dict) -> Clause:
     return Clause(key, ref=ref, fn=fn)
 
 
-def op_names() -> list[str]:
+@functools.cache
+def op_names() -> tuple[str, ...]:
     """The ops that have rules (every op of the C++ library)."""
-    return [line.split("\t")[0] for line in _C.op_rules().splitlines()]
+    return tuple(line.split("\t")[0] for line in _C.op_rules().splitlines())
 
 
 def parse(arguments, text: str) -> list[Param]:
@@ -353,7 +354,7 @@ _MEMORY = ("written", "apart", "apart_or_same")
 @functools.cache
 def memory_steps(op: str) -> tuple:
     """op's memory clauses in the order check() meets them, for
-    walk_memory(): (i, argument name, clause key, ref name, j), i and j the
+    check_memory(): (i, argument name, clause key, ref name, j), i and j the
     indices among op's tensor arguments of the argument and of the one its
     clause names (None: no ref)."""
     names = [p.name for p in rules(op) if p.is_tensor]
@@ -361,20 +362,21 @@ def memory_steps(op: str) -> tuple:
                  for p in rules(op) if p.is_tensor for c in p.clauses if c.key in _MEMORY)
 
 
-def walk_memory(op: str, steps: tuple, tensors) -> None:
-    """The memory clauses `steps` (memory_steps()) on op's tensor arguments
-    (`tensors`, in order), each by _memory_clause, as check() takes them; a
-    clause passes where its argument, or the one it names, is no tensor
-    (None, a dropped default, past the end)."""
-    n = len(tensors)
-    for i, name, key, r, j in steps:
-        t = tensors[i] if i < n else None
-        if not isinstance(t, Tensor):
-            continue
-        ref = tensors[j] if j is not None and j < n else None
-        if r and not isinstance(ref, Tensor):
-            continue
-        _memory_clause(op, name, key, t, r, ref)
+def check_memory(op: str, tensors) -> None:
+    """op's memory clauses on its tensor arguments (`tensors`, in order; None
+    for an absent one), as check() has them: my_ops.check_memory's kernel,
+    the compiled graphs' node (_mutating.py) and vmap's (the batch whole)."""
+    if op not in op_names():
+        raise RuntimeError(f"my_ops.check_memory: expected op to name a my_ops op with argument rules "
+                           f"({', '.join(sorted(op_names()))}), but got '{op}'")
+    count = sum(p.is_tensor for p in rules(op))
+    if len(tensors) != count:
+        raise RuntimeError(f"my_ops.check_memory: expected tensors to hold my_ops.{op}'s {count} tensor "
+                           f"arguments in order (None for an absent one), but got {len(tensors)}")
+    for i, name, key, r, j in memory_steps(op):
+        t, ref = tensors[i], None if j is None else tensors[j]
+        if isinstance(t, Tensor) and (not r or isinstance(ref, Tensor)):
+            _memory_clause(op, name, key, t, r, ref)
 
 
 def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | None) -> None:

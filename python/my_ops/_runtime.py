@@ -37,9 +37,9 @@ def _copies_of_inference_tensors(args) -> tuple:
 
 
 def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: None) -> None:
-    """my_ops::<name>'s Autograd kernel, from formulas as register_autograd takes them. Not register_autograd
-    (the fallback without the private names): torch.func refuses its legacy Function (pytorch#168393, fixed
-    after 2.11), it drops a tangent and cannot save an inference tensor."""
+    """my_ops::<name>'s Autograd kernel, from formulas as register_autograd takes them. register_autograd is the
+    fallback without the private names: torch.func refuses its legacy Function (pytorch#168393, fixed after
+    2.11), it drops a tangent and cannot save an inference tensor."""
     op, arguments, tensor_positions, _, _ = _signature(name)
     # (the dispatcher drops trailing arguments equal to their defaults; the formulas get them back)
     defaults = tuple(a.default_value if a.has_default_value() else None for a in arguments)
@@ -47,17 +47,15 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
 
     def forward(*args_and_keyset):
         args, keyset = args_and_keyset[:-1], args_and_keyset[-1]
-        if _compat.under_transforms(keyset):
-            if torch.compiler.is_compiling():  # (non-strict torch.export runs this eagerly)
-                raise RuntimeError(f"my_ops.{name}: differentiating through the op under torch.func transforms "
-                                   "works eagerly, outside torch.compile and torch.export (neither can trace a "
-                                   "torch.func transform over my_ops: compiling or exporting the function without "
-                                   "the transform works, with ordinary autograd)")
-            with torch.enable_grad():  # (apply turns grad off; the outer levels must record the call)
-                output = redispatch(op, keyset, args, past)
-        else:
-            output = redispatch(op, keyset, args, past)
-        return output
+        if not _compat.under_transforms(keyset):
+            return redispatch(op, keyset, args, past)
+        if torch.compiler.is_compiling():  # (non-strict torch.export runs this eagerly)
+            raise RuntimeError(f"my_ops.{name}: differentiating through the op under torch.func transforms works "
+                               "eagerly, outside torch.compile and torch.export (neither can trace a torch.func "
+                               "transform over my_ops: compiling or exporting the function without the transform "
+                               "works, with ordinary autograd)")
+        with torch.enable_grad():  # (apply turns grad off; the outer levels must record the call)
+            return redispatch(op, keyset, args, past)
 
     def setup_context_of_args(ctx, args_and_keyset, output):
         args = args_and_keyset[:-1]
@@ -111,9 +109,9 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
     _lib.impl(name, autograd_kernel, "Autograd", with_keyset=True)
 
 
-# Keys of tensors the kernels do not take, so that the rules name the argument; CompositeExplicitAutograd: a
-# call with no tensor. CompositeImplicitAutogradNestedTensor: nested tensors' keys, and the kernel a jagged one's
-# __torch_dispatch__ calls for an op it does not know (under inference_mode: no autograd key runs).
+# Keys of tensors the kernels do not take, so that the rules name the argument; CompositeExplicitAutograd: a call
+# with no tensor; CompositeImplicitAutogradNestedTensor: nested tensors, also what a jagged one's __torch_dispatch__
+# calls for an op it does not know (under inference_mode no autograd key runs).
 for _name in _rules.op_names():
     for _key in ("SparseCPU", "SparseCUDA", "SparseCsrCPU", "SparseCsrCUDA", "CompositeImplicitAutogradNestedTensor",
                  "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "CompositeExplicitAutograd"):

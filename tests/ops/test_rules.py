@@ -178,8 +178,6 @@ def test_views_of_one_buffer_in_two_dtypes_are_judged_by_their_bytes():
     the real ones (the C++ rules) refuse, with the same message, for every
     placement of the two views in a buffer; so does the compiled graphs'
     check_memory node, on the CPU tensors."""
-    from my_ops import _mutating
-
     verdicts = set()
     for w_at in range(0, 24, 3):            # the weight's first float32 element
         for r_at in range(0, 64, 5):        # the residual's first bfloat16 element
@@ -190,7 +188,7 @@ def test_views_of_one_buffer_in_two_dtypes_are_judged_by_their_bytes():
                 x = torch.zeros(4, 8, dtype=torch.bfloat16, device=device)
                 results.append(_verdict(lambda: OPS.fused_add_rms_norm.default(x, residual, weight, 1e-6)))
                 if device == "cpu":
-                    results.append(_verdict(lambda: _mutating._check_memory("fused_add_rms_norm",
+                    results.append(_verdict(lambda: _rules.check_memory("fused_add_rms_norm",
                                                                             [x, residual, weight])))
             assert len(set(results)) == 1, (w_at, r_at, results)
             verdicts.add(results[0] is None)
@@ -287,8 +285,6 @@ def test_python_memory_rules_give_the_cpp_rules_verdict(op):
     of weights over the same memory): views of one buffer and tensors of
     other storage objects over its memory (torch.from_numpy), which the
     rules compare by their bytes."""
-    from my_ops import _mutating
-
     pool = _memory_pool()
     if op == "fused_add_rms_norm":
         buf, alias = pool[0]._base, pool[-1]._base
@@ -301,7 +297,7 @@ def test_python_memory_rules_give_the_cpp_rules_verdict(op):
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         eager = _verdict(lambda: getattr(OPS, op).default(*args))
         refused += eager is not None
-        assert _verdict(lambda: _mutating._check_memory(op, tensors)) == eager, args
+        assert _verdict(lambda: _rules.check_memory(op, tensors)) == eager, args
     assert 0 < refused < len(calls)
 
 
