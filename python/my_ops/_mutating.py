@@ -18,7 +18,8 @@ from ._runtime import _forward_ad_error, _lib, _ops, _signature
 # pytorch#184481), and the graph's functional form writes copies, so the op's own check never sees an overlap.
 _checks = torch.library.Library("my_ops", "FRAGMENT")
 _checks.define("check_memory(str op, Tensor?[] tensors) -> ()")
-_checks.impl("check_memory", _rules.check_memory, "CompositeExplicitAutograd")
+for _key in ("CompositeExplicitAutograd", "CompositeImplicitAutogradNestedTensor"):  # (nested: refused by name)
+    _checks.impl("check_memory", _rules.check_memory, _key)
 torch.library.register_fake("my_ops::check_memory", lambda op, tensors: None, lib=_checks)
 CHECK_MEMORY = torch.ops.my_ops.check_memory.default
 torch.fx.node.has_side_effect(CHECK_MEMORY)  # (no output: kept by the graphs' dead-code elimination)
@@ -43,10 +44,12 @@ def _mutating_op(name: str) -> None:
     via_functional_twin = _via_functional_twin(name) if written else None
 
     def in_functional_trace(exporting, *args, **kwargs):
-        # (the trace of the graph that runs, not dynamo's nor inductor's; exporting: the twin, as AOTInductor runs
-        # its programs without Python)
+        # (the trace of the graph that runs, not dynamo's nor inductor's. The twin while exporting, as AOTInductor
+        # runs its programs without Python, and where a written view's offset is symbolic: inductor writes such
+        # an argument of a custom op at the offset 0, pytorch#198068)
         n = len(args)  # (defaults dropped; a keyword-only one in kwargs)
-        if exporting:
+        if exporting or any(isinstance(args[i].storage_offset(), torch.SymInt) for i in written
+                            if i < n and isinstance(args[i], Tensor)):
             if via_functional_twin is None:
                 return NotImplemented
             args = (*args, *(kwargs.get(a.name, a.default_value) for a in arguments[n:]))
@@ -106,7 +109,8 @@ def _via_functional_twin(name: str):
     writes), those values copied back; None without that twin. Exporting takes it:
     in an AOTInductor package a custom op's error is only logged, so a void in-place op's refusal went unnoticed,
     while the twin's undefined outputs stop the copy (docs/deploying.md); torch's auto_functionalized_v2 calls
-    the op on a clone, which its memory rules cannot see through. torch.compile keeps the op in place."""
+    the op on a clone, which its memory rules cannot see through. torch.compile keeps the op in place but for
+    views at symbolic offsets (in_functional_trace)."""
     if not hasattr(_ops, f"{name}_functional"):
         return None
     op, *_, written = _signature(name)

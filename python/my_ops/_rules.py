@@ -253,8 +253,8 @@ def _apart_whatever_the_sizes(t: Tensor) -> bool:
     span of the dimensions before it (a slice, a transpose, an interleaved
     view). Shown for every size the symbols may take where possible (no
     guard); else in the order of the traced strides, guarding that relation
-    of the symbols (a call that breaks it recompiles, or is refused at run
-    time by an exported program's input checks). False where the relation
+    of the symbols (a call that breaks it recompiles; exporting guards none:
+    _memory_clause). False where the relation
     fails: the exact test then decides at the traced sizes."""
     # (imported here: it loads sympy, which importing my_ops should not)
     from torch.fx.experimental.symbolic_shapes import statically_known_true
@@ -275,6 +275,12 @@ def _apart_whatever_the_sizes(t: Tensor) -> bool:
             apart_in(order, statically_known_true) for order in itertools.permutations(range(len(sizes)))):
         return True
     return apart_in(sorted(range(len(sizes)), key=lambda d: strides[d]), bool)
+
+
+def _symbolic(*tensors: Tensor | None) -> bool:
+    """Whether a traced tensor's sizes, strides or offset are symbolic (dynamic shapes)."""
+    return any(isinstance(s, torch.SymInt) for t in tensors if t is not None
+               for s in (*t.shape, *t.stride(), t.storage_offset()))
 
 
 def _disjoint_spans(a: Tensor, b: Tensor) -> bool:
@@ -373,6 +379,11 @@ def check_memory(op: str, tensors) -> None:
     if len(tensors) != count:
         raise RuntimeError(f"my_ops.check_memory: expected tensors to hold my_ops.{op}'s {count} tensor "
                            f"arguments in order (None for an absent one), but got {len(tensors)}")
+    for t in tensors:
+        if isinstance(t, Tensor) and (t.is_nested or t.layout != torch.strided or t.is_quantized):
+            got = "a nested tensor" if t.is_nested else f"a quantized tensor ({t.dtype})" if t.is_quantized \
+                else f"layout {t.layout}"
+            raise RuntimeError(f"my_ops.check_memory: expected tensors to be dense (strided) tensors, but got {got}")
     for i, name, key, r, j in memory_steps(op):
         t, ref = tensors[i], None if j is None else tensors[j]
         if isinstance(t, Tensor) and (not r or isinstance(ref, Tensor)):
@@ -384,7 +395,12 @@ def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | N
     tests that decide most calls first (a contiguous written tensor;
     tensors that share no memory, or the same view for apart_or_same), then
     those that decide the others without pinning a symbolic size, then the
-    exact test (_C.overlap) at the traced sizes."""
+    exact test (_C.overlap) at the traced sizes. While exporting, a clause on
+    symbolic sizes is left to the program's own call of the op, which checks
+    it when the program runs: a guard here would become an input check of the
+    program, refusing legal calls of other sizes with torch's AssertionError."""
+    if torch.compiler.is_exporting() and _symbolic(t, ref):
+        return
     if key == "written":
         if t.is_contiguous() or _apart_whatever_the_sizes(t):
             return  # (no element shares memory, whatever the sizes)

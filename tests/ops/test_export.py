@@ -148,3 +148,58 @@ def test_traced_module_calling_an_inference_op_under_no_grad():
     with torch.no_grad():
         got = traced(x)
     assert torch.equal(got[0].view(torch.uint8), want[0].view(torch.uint8)) and torch.equal(got[1], want[1])
+
+
+class _OutIntoTheBuffer(nn.Module):
+    """add_out(buf[:n], b, buf[-n:]): out is a itself where the buffer holds n
+    elements, apart from it at 2n or more, overlapping it in between."""
+
+    def forward(self, buf, b):
+        n = b.shape[0]
+        my_ops.add_out(buf[:n], b, buf[-n:])
+        return buf
+
+
+class _ResidualInTheBuffer(nn.Module):
+    """fused_add_rms_norm with x and residual at the two ends of one buffer."""
+
+    def forward(self, buf, weight):
+        n = weight.shape[0]
+        my_ops.fused_add_rms_norm(buf[:n].view(1, n), buf[-n:].view(1, n), weight, 1e-6)
+        return buf
+
+
+def _outcome(fn):
+    """fn()'s result, or its refusal's message (the op named as the user called it)."""
+    try:
+        return fn()
+    except RuntimeError as error:
+        return str(error).replace("_functional:", ":")
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "non-strict"])
+@pytest.mark.parametrize("module", [_OutIntoTheBuffer, _ResidualInTheBuffer], ids=lambda m: m.__name__)
+def test_dynamic_export_leaves_memory_rules_to_the_run(module, strict):
+    """A program exported with a dynamic buffer and length gives eager's result
+    or eager's refusal for every placement: its memory rules are checked when
+    it runs, not turned into guards on the sizes (which refused the legal
+    `out = a` call of another size with torch's AssertionError)."""
+    dims = {"buf": {0: torch.export.Dim("size", min=2, max=100)},
+            ("b" if module is _OutIntoTheBuffer else "weight"): {0: torch.export.Dim("n", min=2, max=8)}}
+    with torch.no_grad():
+        program = torch.export.export(module(), (torch.arange(20.0), torch.ones(8)), strict=strict,
+                                      dynamic_shapes=dims)
+    refused = 0
+    for exported in (program, program.run_decompositions()):
+        for size, n in ((20, 8), (30, 6), (12, 8), (8, 8), (9, 5)):
+            buf, other = make_input((size,), torch.float32, "cpu"), make_input((n,), torch.float32, "cpu")
+            want = _outcome(lambda: module()(buf.clone(), other))
+            got = _outcome(lambda: exported.module()(buf.clone(), other))
+            if isinstance(want, str):
+                assert got == want
+                refused += 1
+            else:
+                assert isinstance(got, torch.Tensor), got
+                assert not got.isnan().any()
+                torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+    assert 0 < refused < 20

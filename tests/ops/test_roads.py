@@ -12,6 +12,7 @@ by its spec alone, so the roads cannot drift apart again.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import threading
@@ -726,6 +727,36 @@ def test_apart_views_of_one_buffer_compiled(name, backend):
     got = torch.compile(_callable(spec, "torch.ops"), fullgraph=True, backend=backend)(*apart)
     torch.testing.assert_close(got, want, rtol=0, atol=0)
     torch.testing.assert_close(buffer, want_buffer, rtol=0, atol=0)
+
+
+def _write_at_the_buffer_end(name: str, buf: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """name's written argument a view of buf's last other.numel() elements (an offset symbolic under dynamic
+    shapes), other read."""
+    import my_ops
+
+    n = other.shape[0]
+    end = buf[-n:].view(2, n // 2)
+    if name == "add_out":
+        my_ops.add_out(other.view(2, n // 2), other.view(2, n // 2), end)
+    else:
+        my_ops.fused_add_rms_norm(other.view(2, n // 2).clone(), end, torch.ones(n // 2), 1e-6)
+    return buf
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("name", ["add_out", "fused_add_rms_norm"])
+def test_written_view_at_a_symbolic_offset_compiled(name, backend):
+    """A written view whose offset in its buffer is symbolic: inductor writes such an argument of a custom op at
+    the offset 0 (pytorch#198068), so my_ops takes the op's functional form there; the compiled call writes
+    where eager does, for sizes other than the traced one too."""
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(force_disable_caches=True):  # (a cached graph would skip the trace)
+        compiled = torch.compile(functools.partial(_write_at_the_buffer_end, name), fullgraph=True,
+                                 backend=backend, dynamic=True)
+        for size, n in ((20, 8), (30, 6), (17, 4)):
+            buf, other = make_input((size,), torch.float32, "cpu"), make_input((n,), torch.float32, "cpu")
+            want = _write_at_the_buffer_end(name, buf.clone(), other)
+            torch.testing.assert_close(compiled(buf.clone(), other), want, rtol=0, atol=0)
 
 
 def _rebased(args, buffer, other) -> list:

@@ -329,6 +329,12 @@ def test_check_memory_called_directly_names_what_it_expected():
     with pytest.raises(RuntimeError, match=r"^my_ops.check_memory: expected op to name a my_ops op with "
                                            r"argument rules \(.*fused_add_rms_norm.*\), but got 'nope'$"):
         OPS.check_memory("nope", [x])
+    nested = torch.nested.nested_tensor([_t(2), _t(3)], layout=torch.jagged)
+    for odd, got in ((x.to_sparse(), "layout torch.sparse_coo"), (nested, "a nested tensor"),
+                     (torch.quantize_per_tensor(x, 0.1, 0, torch.qint8), r"a quantized tensor \(torch.qint8\)")):
+        with pytest.raises(RuntimeError, match=rf"^my_ops.check_memory: expected tensors to be dense \(strided\) "
+                                               rf"tensors, but got {got}$"):
+            OPS.check_memory("fused_add_rms_norm", [odd, x.clone(), _t(4)])
 
 
 def test_memory_steps_follow_the_clauses_in_order():
