@@ -36,6 +36,12 @@ def _check_memory_batched(info, in_dims, op, tensors):
 torch.library.register_vmap("my_ops::check_memory", _check_memory_batched, lib=_checks)
 
 
+def _offset_past_start(t: Tensor) -> bool:
+    """Whether t starts past its storage's first element (a symbolic offset counts, unguarded)."""
+    offset = t.storage_offset()
+    return isinstance(offset, torch.SymInt) or offset != 0
+
+
 def _mutating_op(name: str) -> None:
     """Refuses a tensor that requires grad (it would lose its history silently; a read-only one too: torch.export's
     inference IR drops no_grad blocks) and writes to inference tensors outside inference_mode, as torch does; bumps
@@ -45,18 +51,18 @@ def _mutating_op(name: str) -> None:
 
     def in_functional_trace(exporting, *args, **kwargs):
         # (the trace of the graph that runs, not dynamo's nor inductor's. The twin while exporting, as AOTInductor
-        # runs its programs without Python, and where a written view's offset is symbolic: inductor writes such
-        # an argument of a custom op at the offset 0, pytorch#198068)
+        # runs its programs without Python, and where a written view starts past its storage's start: inductor
+        # writes such an argument of a custom op at the offset 0 where the offset is symbolic, pytorch#198068,
+        # and wrong values through a bfloat16 view of a float32 buffer at a fixed one)
         n = len(args)  # (defaults dropped; a keyword-only one in kwargs)
-        if exporting or any(isinstance(args[i].storage_offset(), torch.SymInt) for i in written
-                            if i < n and isinstance(args[i], Tensor)):
-            if via_functional_twin is None:
-                return NotImplemented
-            args = (*args, *(kwargs.get(a.name, a.default_value) for a in arguments[n:]))
+        args = (*args, *(kwargs.get(a.name, a.default_value) for a in arguments[n:]))
+        twin = via_functional_twin is not None and (exporting or any(
+            _offset_past_start(args[i]) for i in written if isinstance(args[i], Tensor)))
+        if twin:
             _rules.check(name, *args)  # (the in-place op's rules, naming it, as its own call has them)
-            return via_functional_twin(*args)
-        CHECK_MEMORY(name, [args[i] if i < n else kwargs.get(arguments[i].name) for i in tensor_positions])
-        return NotImplemented
+        if not exporting:  # (the rules on the real inputs, naming the op: not the twin's own check)
+            CHECK_MEMORY(name, [args[i] for i in tensor_positions])
+        return via_functional_twin(*args) if twin else NotImplemented
 
     _compat.in_functionalization(f"my_ops::{name}", in_functional_trace, _lib)
 
@@ -110,7 +116,7 @@ def _via_functional_twin(name: str):
     in an AOTInductor package a custom op's error is only logged, so a void in-place op's refusal went unnoticed,
     while the twin's undefined outputs stop the copy (docs/deploying.md); torch's auto_functionalized_v2 calls
     the op on a clone, which its memory rules cannot see through. torch.compile keeps the op in place but for
-    views at symbolic offsets (in_functional_trace)."""
+    views past their storage's start (in_functional_trace)."""
     if not hasattr(_ops, f"{name}_functional"):
         return None
     op, *_, written = _signature(name)

@@ -743,6 +743,30 @@ def _write_at_the_buffer_end(name: str, buf: torch.Tensor, other: torch.Tensor) 
     return buf
 
 
+def _residual_a_bfloat16_view(buf: torch.Tensor, x: torch.Tensor, start: int) -> tuple:
+    """fused_add_rms_norm with residual a bfloat16 view of the float32 buf from its element `start` on."""
+    import my_ops
+
+    rows, cols = x.shape
+    residual = buf[start:start + rows * cols // 2].view(torch.bfloat16).view(rows, cols)
+    my_ops.fused_add_rms_norm(x, residual, torch.ones(cols, dtype=torch.bfloat16), 1e-6)
+    return buf + 0, x + 0
+
+
+@pytest.mark.parametrize("start", [0, 1, 3])
+def test_residual_a_dtype_view_past_the_buffer_start_compiled(start):
+    """Inductor wrote wrong values through a bfloat16 view of a float32 buffer at a fixed offset past its start
+    (torch 2.11); my_ops takes the op's functional form there, and the compiled call writes what eager does."""
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(force_disable_caches=True):
+        compiled = torch.compile(functools.partial(_residual_a_bfloat16_view, start=start), fullgraph=True,
+                                 backend="inductor")
+        buf, x = make_input((16,), torch.float32, "cpu", low=0.5, high=1.5), make_input((2, 4), torch.bfloat16, "cpu")
+        with torch.no_grad():
+            want, got = _residual_a_bfloat16_view(buf.clone(), x.clone(), start), compiled(buf.clone(), x.clone())
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
 @pytest.mark.parametrize("name", ["add_out", "fused_add_rms_norm"])
 def test_written_view_at_a_symbolic_offset_compiled(name, backend):
