@@ -112,11 +112,11 @@ def _mutating_op(name: str) -> None:
 @functools.cache  # (built once: _mutating_op's export rule and op_for_api share it)
 def _via_functional_twin(name: str):
     """my_ops::<name> as my_ops::<name>_functional (its own outputs, then the new values of the arguments it
-    writes), those values copied back; None without that twin. Exporting takes it:
-    in an AOTInductor package a custom op's error is only logged, so a void in-place op's refusal went unnoticed,
-    while the twin's undefined outputs stop the copy (docs/deploying.md); torch's auto_functionalized_v2 calls
-    the op on a clone, which its memory rules cannot see through. torch.compile keeps the op in place but for
-    views past their storage's start (in_functional_trace)."""
+    writes), those values copied back; None without that twin. Exporting takes it: in an AOTInductor package a
+    custom op's error is only logged, so a void in-place op's refusal went unnoticed, while the twin's undefined
+    outputs stop the copy (docs/deploying.md); torch's auto_functionalized_v2 calls the op on a clone, which its
+    memory rules cannot see through. torch.compile keeps the op in place but for views past their storage's
+    start (in_functional_trace)."""
     if not hasattr(_ops, f"{name}_functional"):
         return None
     op, *_, written = _signature(name)

@@ -277,6 +277,11 @@ def _apart_whatever_the_sizes(t: Tensor) -> bool:
     return apart_in(sorted(range(len(sizes)), key=lambda d: strides[d]), bool)
 
 
+def _not_dense(t: Tensor) -> str:
+    """What t is instead of a dense (strided) tensor ("a nested tensor", "layout ..."); "" for a dense one."""
+    return "a nested tensor" if t.is_nested else "" if t.layout == torch.strided else f"layout {t.layout}"
+
+
 def _symbolic(*tensors: Tensor | None) -> bool:
     """Whether a traced tensor's sizes, strides or offset are symbolic (dynamic shapes)."""
     return any(isinstance(s, torch.SymInt) for t in tensors if t is not None
@@ -311,10 +316,8 @@ def check(op: str, *args, params: list[Param] | None = None, memory: bool = True
             if p.optional:
                 continue
             _fail(op, f"expected {p.name} to be a tensor, but got None")
-        if a.is_nested:
-            _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got a nested tensor")
-        if a.layout != torch.strided:
-            _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got layout {a.layout}")
+        if not_dense := _not_dense(a):
+            _fail(op, f"expected {p.name} to be a dense (strided) tensor, but got {not_dense}")
         if a.dtype not in _FLOAT_DTYPES and not any(c.key == "scale" for c in p.clauses):
             # (a `scale=` argument's own clause names the one dtype it takes)
             _fail(op, f"expected {p.name} to be a float32, float64, float16 or bfloat16 tensor, "
@@ -380,9 +383,8 @@ def check_memory(op: str, tensors) -> None:
         raise RuntimeError(f"my_ops.check_memory: expected tensors to hold my_ops.{op}'s {count} tensor "
                            f"arguments in order (None for an absent one), but got {len(tensors)}")
     for t in tensors:
-        if isinstance(t, Tensor) and (t.is_nested or t.layout != torch.strided or t.is_quantized):
-            got = "a nested tensor" if t.is_nested else f"a quantized tensor ({t.dtype})" if t.is_quantized \
-                else f"layout {t.layout}"
+        got = isinstance(t, Tensor) and (_not_dense(t) or (f"a quantized tensor ({t.dtype})" if t.is_quantized else ""))
+        if got:
             raise RuntimeError(f"my_ops.check_memory: expected tensors to be dense (strided) tensors, but got {got}")
     for i, name, key, r, j in memory_steps(op):
         t, ref = tensors[i], None if j is None else tensors[j]
