@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from . import _C
 from ._torch_compat import schema as _schema
@@ -400,9 +401,18 @@ def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | N
     exact test (_C.overlap) at the traced sizes. While exporting, a clause on
     symbolic sizes is left to the program's own call of the op, which checks
     it when the program runs: a guard here would become an input check of the
-    program, refusing legal calls of other sizes with torch's AssertionError."""
+    program, refusing legal calls of other sizes with torch's AssertionError.
+    A relation of data-dependent sizes (an offset read with .item()) is left
+    to the graph's check_memory node or the program's call in the same way."""
     if torch.compiler.is_exporting() and _symbolic(t, ref):
         return
+    try:
+        _decide_memory_clause(op, n, key, t, r, ref)
+    except GuardOnDataDependentSymNode:
+        return
+
+
+def _decide_memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | None) -> None:
     if key == "written":
         if t.is_contiguous() or _apart_whatever_the_sizes(t):
             return  # (no element shares memory, whatever the sizes)
