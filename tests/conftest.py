@@ -7,15 +7,25 @@ where one is present, on a CUDA device.
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 import torch
 
 import my_ops  # noqa: F401  (registers torch.ops.my_ops)
+
+# A compile cache of this run's own: inductor's on-disk caches key a graph on torch's trace, not on my_ops'
+# Python rules that shaped it, so a cache left by an earlier checkout replays the graphs of its rules. Set
+# before any test compiles (pytest-xdist's workers inherit it); a cache dir set by the caller is kept.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="my_ops-tests-inductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 if os.environ.get("MY_OPS_REQUIRE_CUDA") == "1" and not torch.cuda.is_available():
     raise pytest.UsageError("MY_OPS_REQUIRE_CUDA=1 but torch sees no CUDA device")
