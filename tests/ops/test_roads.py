@@ -816,12 +816,12 @@ def test_written_view_at_a_data_dependent_offset_compiled(backend):
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
 @pytest.mark.parametrize("spec", specs.ALL, ids=repr)
-def test_rows_picked_at_run_time_compiled(spec, backend):
+def test_rows_picked_at_run_time_compiled(spec, backend, device):
     """Every op on rows picked by a mask (x[mask.nonzero()], as a mixture of experts routes tokens): a row count
     the trace cannot know (an unbacked size). One fullgraph graph gives what eager gives, for every mask."""
     torch._dynamo.reset()
     rows = 7  # (no other size of the specs' inputs, so that only row arguments are picked)
-    x = make_input((rows, *spec.input_shape[1:]), torch.float32, "cpu")
+    x = make_input((rows, *spec.input_shape[1:]), torch.float32, device)
     args = spec.resolve(x)
     picked = [i for i, a in enumerate(args)
               if isinstance(a, torch.Tensor) and a.dim() == x.dim() and a.shape[0] == rows]
@@ -836,7 +836,8 @@ def test_rows_picked_at_run_time_compiled(spec, backend):
 
     with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
         compiled = torch.compile(on_picked_rows, fullgraph=True, backend=backend)
-        for mask in (torch.rand(rows) < 0.5, torch.ones(rows, dtype=torch.bool), torch.rand(rows) < 0.3):
+        for mask in (torch.rand(rows, device=device) < 0.5, torch.ones(rows, dtype=torch.bool, device=device),
+                     torch.rand(rows, device=device) < 0.3):
             tensors = [args[i] for i in picked]
             want = on_picked_rows(mask, *_copy(tensors))
             torch.testing.assert_close(compiled(mask, *_copy(tensors)), want, rtol=0, atol=0, equal_nan=False)
