@@ -22,7 +22,7 @@ from torch import Tensor
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from . import _C
-from ._torch_compat import schema as _schema
+from ._torch_compat import FUNCTIONALIZATION_RULES, schema as _schema
 
 # float32's least positive (subnormal) and greatest finite values: an eps's range.
 _FLOAT32_LEAST, _FLOAT32_MOST = torch.finfo(torch.float32).smallest_normal * 2.0 ** -23, torch.finfo(torch.float32).max
@@ -66,9 +66,15 @@ _CLAUSES = {**dict.fromkeys(("like", "like_or_wider", "apart", "apart_or_same", 
 
 
 def _check(cond, message) -> None:
-    """torch._check's contract, public: a symbolic size is guarded (a SymBool's truth), not asserted."""
-    if not cond:
-        raise RuntimeError(message())
+    """torch._check's contract, public: a symbolic size is guarded (a SymBool's truth), not asserted. A relation
+    of data-dependent sizes (rows picked with nonzero() on both sides) no trace decides: the op's C++ kernel,
+    which every call reaches, checks it when the graph runs."""
+    try:
+        if cond:
+            return
+    except GuardOnDataDependentSymNode:
+        return
+    raise RuntimeError(message())
 
 
 def _or_list(items) -> str:
@@ -191,14 +197,10 @@ def _shape_text(sizes) -> str:
 
 
 def _view(t: Tensor) -> tuple:
-    """(sizes, strides, element size, byte offset) as ints. A symbolic size
-    (torch.compile with dynamic shapes, torch.export) is specialised to the
-    traced call's: where tensors share memory, whether they overlap depends on
-    the exact sizes, and a fake kernel that skipped the rule would let the
-    compiled call write through an overlap the eager call refuses. Only
-    tensors that share a storage, or a written tensor that is neither
-    contiguous nor shown apart by _apart_whatever_the_sizes, get here, so
-    other calls keep their dynamic sizes."""
+    """(sizes, strides, element size, byte offset) as ints, for the exact
+    overlap test (_memory_clause: on real tensors, or on a trace's symbolic
+    sizes, specialised to the traced call's, where no graph checks its real
+    inputs)."""
     return (tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), t.element_size(), int(_address(t)))
 
 
@@ -256,7 +258,7 @@ def _apart_whatever_the_sizes(t: Tensor) -> bool:
     guard); else in the order of the traced strides, guarding that relation
     of the symbols (a call that breaks it recompiles; exporting guards none:
     _memory_clause). False where the relation
-    fails: the exact test then decides at the traced sizes."""
+    fails: the exact test then decides (_memory_clause)."""
     # (imported here: it loads sympy, which importing my_ops should not)
     from torch.fx.experimental.symbolic_shapes import statically_known_true
 
@@ -294,8 +296,8 @@ def _disjoint_spans(a: Tensor, b: Tensor) -> bool:
     to last byte of the last) do not meet: a relation of their symbols,
     guarded, not their sizes (two halves of one buffer stay dynamic). In
     bytes: a float32 weight and a bfloat16 residual may be views of one
-    storage. False where they meet: the exact test then decides at the
-    traced sizes."""
+    storage. False where they meet: the exact test then decides
+    (_memory_clause)."""
     def span(t: Tensor):
         start = _address(t)
         return start, start + (sum((n - 1) * stride for n, stride in zip(t.shape, t.stride())) + 1) * t.element_size()
@@ -398,22 +400,30 @@ def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | N
     tests that decide most calls first (a contiguous written tensor;
     tensors that share no memory, or the same view for apart_or_same), then
     those that decide the others without pinning a symbolic size, then the
-    exact test (_C.overlap) at the traced sizes. While exporting, a clause on
-    symbolic sizes is left to the program's own call of the op, which checks
-    it when the program runs: a guard here would become an input check of the
-    program, refusing legal calls of other sizes with torch's AssertionError.
-    A relation of data-dependent sizes (an offset read with .item()) is left
-    to the graph's check_memory node or the program's call in the same way."""
-    if torch.compiler.is_exporting() and _symbolic(t, ref):
+    exact test (_C.overlap) at the real sizes. On symbolic sizes the exact
+    test of two tensors is left to the run, which checks the real tensors: a compiled
+    graph's check_memory node (_mutating.py), an exported program's own call
+    of the op. Pinning the sizes instead compiled a graph per size of two
+    views of one buffer, and made an exported program refuse legal calls of
+    other sizes (its guards are input checks, torch's AssertionError); while
+    exporting, the size-free tests' guards are left out too, and so is every
+    relation of data-dependent sizes (an offset read with .item()), which no
+    trace decides. Without FunctionalTensorMode a graph has no check_memory
+    node: there the exact test pins the sizes."""
+    symbolic = _symbolic(t, ref)
+    if symbolic and torch.compiler.is_exporting():
         return
     try:
-        _decide_memory_clause(op, n, key, t, r, ref)
+        _decide_memory_clause(op, n, key, t, r, ref, exact=not symbolic or not FUNCTIONALIZATION_RULES)
     except GuardOnDataDependentSymNode:
         return
 
 
-def _decide_memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | None) -> None:
+def _decide_memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | None, exact: bool) -> None:
     if key == "written":
+        # (the exact test stays at the traced sizes here: a legal written tensor is shown apart above, guarding a
+        # relation only, so sizes are pinned on the way to a refusal alone, which torch's functionalization
+        # would give first, in its own words, if it were left to the run)
         if t.is_contiguous() or _apart_whatever_the_sizes(t):
             return  # (no element shares memory, whatever the sizes)
         if _C.overlap(_view(t)) != 0:
@@ -421,7 +431,8 @@ def _decide_memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Ten
                       "looks like an expanded or broadcast view); pass a tensor of its own, "
                       f"e.g. {n}.clone()")
         return
-    if not _shares_memory(t, ref) or (key == "apart_or_same" and _same_view(t, ref)) or _disjoint_spans(t, ref):
+    if not _shares_memory(t, ref) or (key == "apart_or_same" and _same_view(t, ref)) or _disjoint_spans(t, ref) \
+            or not exact:
         return
     a, b = _view(ref), _view(t)
     if _C.overlap(a, b) != 0:

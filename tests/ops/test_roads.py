@@ -591,48 +591,51 @@ def test_written_slice_keeps_sizes_dynamic(spec, strict, device):
             torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
-def _views_of_one_buffer(name: str, rows: int):
-    """A call whose written arguments share one contiguous buffer without
-    overlapping, as eager mode takes it: add_out's out is a itself;
-    fused_add_rms_norm's x and residual are the two halves of one buffer."""
+def _views_of_one_buffer(name: str, rows: int, layout: str) -> tuple:
+    """(buffer, a call whose written arguments are views of it that do not
+    overlap, as eager mode takes them): add_out's out is a itself, or the
+    right half of each row where a is the left; fused_add_rms_norm's x and
+    residual are two blocks of rows, or the two halves of each row (memory
+    spans that meet, so only the exact test tells them apart)."""
+    f64 = torch.float64
     if name == "add_out":
-        a = torch.randn(rows, 8, dtype=torch.float64)
-        return (a, torch.randn(rows, 8, dtype=torch.float64), a), (0,)
-    buffer = torch.randn(2, rows, 8, dtype=torch.float64)
-    return (buffer[0], buffer[1], torch.randn(8, dtype=torch.float64), 1e-6), (0, 1)
+        buffer, b = torch.randn(rows, 16, dtype=f64), torch.randn(rows, 8, dtype=f64)
+        return buffer, (buffer[:, :8], b, buffer[:, :8] if layout == "out is a" else buffer[:, 8:])
+    buffer = torch.randn(2, rows, 8, dtype=f64) if layout == "rows" else torch.randn(rows, 16, dtype=f64)
+    x, residual = (buffer[0], buffer[1]) if layout == "rows" else (buffer[:, :8], buffer[:, 8:])
+    return buffer, (x, residual, torch.randn(8, dtype=f64), 1e-6)
 
 
-@pytest.mark.parametrize("name", ["add_out", "fused_add_rms_norm"])
-def test_views_of_one_buffer_compile_once_for_every_size(name):
-    """Arguments that share a storage without overlapping (out=a, the two
-    halves of one buffer) keep their sizes dynamic under
-    torch.compile(dynamic=True): one graph for every row count, each call
-    writing what the eager call writes."""
+@pytest.mark.parametrize("name, layout", [("add_out", "out is a"), ("add_out", "columns"),
+                                          ("fused_add_rms_norm", "rows"), ("fused_add_rms_norm", "columns")])
+def test_views_of_one_buffer_compile_once_for_every_size(name, layout):
+    """Written arguments that share a storage without overlapping keep their
+    sizes dynamic under torch.compile(dynamic=True): one graph for every row
+    count (whether the views overlap is then checked on the real tensors when
+    the graph runs), each call writing what the eager call writes."""
     op = getattr(torch.ops.my_ops, name).default
-    graphs = []
-
-    def backend(graph, inputs):
-        graphs.append(graph)
-        return graph.forward
 
     def call(*args):
         op(*args)
 
-    compiled = torch.compile(call, backend=backend, fullgraph=True, dynamic=True)
     torch._dynamo.reset()
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    compiled = torch.compile(call, backend="aot_eager", fullgraph=True, dynamic=True)
     for rows in (3, 5, 9, 12):
-        args, written = _views_of_one_buffer(name, rows)
-        want = _copy(args)
-        if name == "fused_add_rms_norm":  # (the eager call on a buffer of its own, halves alike)
-            buffer = torch.stack([want[0], want[1]])
-            want = (buffer[0], buffer[1], *want[2:])
-        else:
-            want = (want[0], want[1], want[0])
-        op(*want)
+        buffer, args = _views_of_one_buffer(name, rows, layout)
+        want = buffer.clone()
+        op(*_rebased(args, buffer, want))
         compiled(*args)
-        for i in written:
-            torch.testing.assert_close(args[i], want[i], rtol=0, atol=0)
-    assert len(graphs) == 1, f"{len(graphs)} graphs for 4 row counts"
+        torch.testing.assert_close(buffer, want, rtol=0, atol=0)
+    assert counters["stats"]["unique_graphs"] == 1, f"{counters['stats']['unique_graphs']} graphs for 4 row counts"
+    if layout == "columns":  # (the right half shifted onto the left one: refused when the graph runs)
+        buffer, args = _views_of_one_buffer(name, 7, layout)
+        args = [buffer[:, 4:12] if isinstance(a, torch.Tensor) and a.storage_offset() == 8 else a for a in args]
+        before = buffer.clone()
+        with pytest.raises(RuntimeError, match=rf"my_ops\.{name}: .* overlap"):
+            compiled(*args)
+        torch.testing.assert_close(buffer, before, rtol=0, atol=0)
 
 
 def _required(spec) -> int:
@@ -841,6 +844,38 @@ def test_rows_picked_at_run_time_compiled(spec, backend, device):
             tensors = [args[i] for i in picked]
             want = on_picked_rows(mask, *_copy(tensors))
             torch.testing.assert_close(compiled(mask, *_copy(tensors)), want, rtol=0, atol=0, equal_nan=False)
+
+
+def _on_two_row_selections(x, residual, weight, x_rows, residual_rows) -> tuple:
+    import my_ops
+
+    x, residual = x[x_rows.nonzero().squeeze(-1)], residual[residual_rows.nonzero().squeeze(-1)]
+    my_ops.fused_add_rms_norm(x, residual, weight, 1e-6)
+    return x, residual
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_two_row_selections_compiled(backend, device):
+    """x and residual picked by two masks: whether their row counts match, the trace cannot know (two unbacked
+    sizes), so the op's shape rule is checked when the graph runs. Counts that match give what eager gives;
+    counts that do not are refused as eagerly, naming the op."""
+    torch._dynamo.reset()
+    x, residual = make_input((8, 16), torch.float32, device), make_input((8, 16), torch.float32, device)
+    weight = make_input((16,), torch.float32, device)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        compiled = torch.compile(_on_two_row_selections, fullgraph=True, backend=backend)
+        x_rows = torch.rand(8, device=device) < 0.5
+        for residual_rows in (x_rows.flip(0), x_rows.roll(1)):  # (as many rows as x, other rows)
+            want = _on_two_row_selections(x, residual, weight, x_rows, residual_rows)
+            got = compiled(x, residual, weight, x_rows, residual_rows)
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+        residual_rows = x_rows.clone()
+        residual_rows[int((~x_rows).nonzero()[0]) if not x_rows.all() else 0] ^= True  # (one row more, or less)
+        with pytest.raises(RuntimeError) as eager:
+            _on_two_row_selections(x, residual, weight, x_rows, residual_rows)
+        with pytest.raises(RuntimeError) as refusal:
+            compiled(x, residual, weight, x_rows, residual_rows)
+    assert str(eager.value) in str(refusal.value).replace("\\'", "'")
 
 
 def _rebased(args, buffer, other) -> list:
