@@ -22,7 +22,7 @@ from torch import Tensor
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from . import _C
-from ._torch_compat import FUNCTIONALIZATION_RULES, schema as _schema
+from ._torch_compat import schema as _schema
 
 # float32's least positive (subnormal) and greatest finite values: an eps's range.
 _FLOAT32_LEAST, _FLOAT32_MOST = torch.finfo(torch.float32).smallest_normal * 2.0 ** -23, torch.finfo(torch.float32).max
@@ -197,10 +197,13 @@ def _shape_text(sizes) -> str:
 
 
 def _view(t: Tensor) -> tuple:
-    """(sizes, strides, element size, byte offset) as ints, for the exact
-    overlap test (_memory_clause: on real tensors, or on a trace's symbolic
-    sizes, specialised to the traced call's, where no graph checks its real
-    inputs)."""
+    """(sizes, strides, element size, byte offset) as ints. A symbolic size
+    (torch.compile with dynamic shapes) is specialised to the traced call's:
+    where tensors share memory, whether they overlap depends on the exact
+    sizes, and a fake kernel that skipped the rule would let the compiled
+    call write through an overlap the eager call refuses. Only tensors that
+    share a storage and are not shown apart as a relation of their symbols
+    get here, so other calls keep their dynamic sizes."""
     return (tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), t.element_size(), int(_address(t)))
 
 
@@ -400,30 +403,46 @@ def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | N
     tests that decide most calls first (a contiguous written tensor;
     tensors that share no memory, or the same view for apart_or_same), then
     those that decide the others without pinning a symbolic size, then the
-    exact test (_C.overlap) at the real sizes. On symbolic sizes the exact
-    test of two tensors is left to the run, which checks the real tensors: a compiled
-    graph's check_memory node (_mutating.py), an exported program's own call
-    of the op. Pinning the sizes instead compiled a graph per size of two
-    views of one buffer, and made an exported program refuse legal calls of
-    other sizes (its guards are input checks, torch's AssertionError); while
-    exporting, the size-free tests' guards are left out too, and so is every
-    relation of data-dependent sizes (an offset read with .item()), which no
-    trace decides. Without FunctionalTensorMode a graph has no check_memory
-    node: there the exact test pins the sizes."""
-    symbolic = _symbolic(t, ref)
-    if symbolic and torch.compiler.is_exporting():
+    exact test (_C.overlap) at the traced sizes. The exact test is not left
+    to the graph's check_memory node: inductor may hand that node, and the
+    op, fresh copies of an intermediate's views, where no overlap shows.
+    While exporting, a clause on symbolic sizes is left to the program's
+    own call of the op, which checks it when the program runs: a guard here
+    would become an input check of the program, refusing legal calls of
+    other sizes with torch's AssertionError. A relation of data-dependent
+    sizes (an offset read with .item()) is left to the run in the same way."""
+    if torch.compiler.is_exporting() and _symbolic(t, ref):
         return
     try:
-        _decide_memory_clause(op, n, key, t, r, ref, exact=not symbolic or not FUNCTIONALIZATION_RULES)
+        _decide_memory_clause(op, n, key, t, r, ref)
     except GuardOnDataDependentSymNode:
         return
 
 
-def _decide_memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | None, exact: bool) -> None:
+def _apart_in_one_period(a: Tensor, b: Tensor) -> bool:
+    """Whether a and b, views of one shape and strides, are apart as a
+    relation of their symbols, not their sizes: all strides at or above some
+    stride q are multiples of it, the elements of each view take an extent e
+    within each stretch of q bytes, and the views start d bytes apart with
+    e <= d <= q - e (the two column halves of each row of a buffer, or
+    interleaved columns). Guarded: a call that breaks it recompiles."""
+    if a.shape != b.shape or a.stride() != b.stride() or a.element_size() != b.element_size():
+        return False
+    size = a.element_size()
+    strides = [stride * size for stride in a.stride()]
+    d = abs(_address(b) - _address(a))
+    for q in strides:
+        below = [i for i, stride in enumerate(strides) if stride < q]
+        if any(stride % q != 0 for stride in strides if stride >= q):
+            continue
+        extent = sum((a.shape[i] - 1) * strides[i] for i in below) + size
+        if extent <= d and d + extent <= q:
+            return True
+    return False
+
+
+def _decide_memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | None) -> None:
     if key == "written":
-        # (the exact test stays at the traced sizes here: a legal written tensor is shown apart above, guarding a
-        # relation only, so sizes are pinned on the way to a refusal alone, which torch's functionalization
-        # would give first, in its own words, if it were left to the run)
         if t.is_contiguous() or _apart_whatever_the_sizes(t):
             return  # (no element shares memory, whatever the sizes)
         if _C.overlap(_view(t)) != 0:
@@ -432,7 +451,7 @@ def _decide_memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Ten
                       f"e.g. {n}.clone()")
         return
     if not _shares_memory(t, ref) or (key == "apart_or_same" and _same_view(t, ref)) or _disjoint_spans(t, ref) \
-            or not exact:
+            or (_symbolic(t, ref) and _apart_in_one_period(t, ref)):
         return
     a, b = _view(ref), _view(t)
     if _C.overlap(a, b) != 0:

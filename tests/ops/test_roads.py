@@ -846,6 +846,36 @@ def test_rows_picked_at_run_time_compiled(spec, backend, device):
             torch.testing.assert_close(compiled(mask, *_copy(tensors)), want, rtol=0, atol=0, equal_nan=False)
 
 
+def _add_out_within_an_intermediate(x: torch.Tensor, b: torch.Tensor, start: int) -> torch.Tensor:
+    """add_out(buf[:n], b, buf[start:start + n]) on a buffer the function computes."""
+    import my_ops
+
+    n = b.shape[0]
+    buf = x * 2
+    my_ops.add_out(buf[:n], b, buf[start:start + n])
+    return buf
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_views_of_an_intermediate_at_a_symbolic_offset_compiled(backend, device):
+    """Views of a buffer computed inside the compiled function, at a symbolic offset: inductor may hand the
+    graph's check and the op fresh copies of such views, where no overlap shows, so the trace decides it.
+    Apart views give what eager gives; overlapping ones are refused as eagerly, naming the op."""
+    torch._dynamo.reset()
+    compiled = torch.compile(_add_out_within_an_intermediate, fullgraph=True, backend=backend, dynamic=True)
+    for start, n in ((12, 9), (20, 7), (2, 9), (3, 5)):
+        x, b = make_input((32,), torch.float32, device), make_input((n,), torch.float32, device)
+        if start >= n:
+            want = _add_out_within_an_intermediate(x, b, start)
+            torch.testing.assert_close(compiled(x, b, start), want, rtol=0, atol=0)
+            continue
+        with pytest.raises(RuntimeError) as eager:
+            _add_out_within_an_intermediate(x, b, start)
+        with pytest.raises(RuntimeError) as refusal:
+            compiled(x, b, start)
+        assert str(eager.value) in str(refusal.value).replace("\\'", "'")
+
+
 def _on_two_row_selections(x, residual, weight, x_rows, residual_rows) -> tuple:
     import my_ops
 
