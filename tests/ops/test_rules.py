@@ -243,6 +243,32 @@ def test_overlap_is_exact_against_brute_force():
         assert pair in (0, 1) and bool(pair) == _brute_force_overlap(a, b), (a, b)
 
 
+def test_views_apart_in_one_period_share_no_byte():
+    """_apart_in_one_period, which lets two views of one shape and strides keep symbolic sizes under compile,
+    calls no overlapping pair apart (every element's bytes listed), and does call apart pairs apart: column
+    halves of rows, interleaved columns and others among random views of one buffer."""
+    rng = random.Random(torch.randint(0, 2**31, ()).item())
+    said_apart = 0
+    for _ in range(3000):
+        sizes = [rng.randint(1, 5) for _ in range(rng.randint(1, 3))]
+        strides = [rng.randint(1, 12) for _ in sizes]
+        dtype = rng.choice([torch.float32, torch.bfloat16, torch.float64])
+        base = torch.zeros(sum((n - 1) * s for n, s in zip(sizes, strides)) + 24, dtype=dtype)
+        first, second = rng.sample(range(24), 2)
+        a, b = base.as_strided(sizes, strides, first), base.as_strided(sizes, strides, second)
+        if _rules._apart_in_one_period(a, b):
+            said_apart += 1
+            size = base.element_size()
+            assert not _brute_force_overlap((sizes, strides, size, first * size),
+                                            (sizes, strides, size, second * size)), (sizes, strides, dtype, first,
+                                                                                     second)
+    assert said_apart > 300
+    rows = torch.zeros(6, 16)
+    assert _rules._apart_in_one_period(rows[:, :8], rows[:, 8:])
+    assert _rules._apart_in_one_period(rows[:, ::2], rows[:, 1::2])
+    assert not _rules._apart_in_one_period(rows[:, :8], rows[:, 4:12])
+
+
 def test_overlap_of_large_interleaved_and_sliced_views_is_decided_quickly():
     e = 2  # bfloat16
     rows, width = 32768, 8192
