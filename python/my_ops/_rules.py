@@ -410,13 +410,18 @@ def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | N
     own call of the op, which checks it when the program runs: a guard here
     would become an input check of the program, refusing legal calls of
     other sizes with torch's AssertionError. A relation of data-dependent
-    sizes (an offset read with .item()) is left to the run in the same way."""
+    sizes (an offset read with .item()) no trace decides: refused, naming
+    what to do, as the run's check may see copies."""
     if torch.compiler.is_exporting() and _symbolic(t, ref):
         return
     try:
         _decide_memory_clause(op, n, key, t, r, ref)
     except GuardOnDataDependentSymNode:
-        return
+        what = f"{n} and {r} share memory" if r else f"the elements of {n} share memory"
+        _fail(op, f"whether {what} depends on a value the compiled function reads (a size or offset from "
+                  ".item() or nonzero()), which torch.compile cannot check before the op writes; take the views "
+                  "at sizes and offsets it can trace (from tensor shapes or Python ints), or call the op outside "
+                  "the compiled function (torch.compiler.disable)")
 
 
 def _apart_in_one_period(a: Tensor, b: Tensor) -> bool:
