@@ -437,6 +437,8 @@ def _apart_in_one_period(a: Tensor, b: Tensor) -> bool:
     strides = [stride * size for stride in a.stride()]
     d = abs(_address(b) - _address(a))
     for q in strides:
+        if q == 0:  # (a broadcast dimension: no period)
+            continue
         below = [i for i, stride in enumerate(strides) if stride < q]
         if any(stride % q != 0 for stride in strides if stride >= q):
             continue

@@ -251,7 +251,7 @@ def test_views_apart_in_one_period_share_no_byte():
     said_apart = 0
     for _ in range(3000):
         sizes = [rng.randint(1, 5) for _ in range(rng.randint(1, 3))]
-        strides = [rng.randint(1, 12) for _ in sizes]
+        strides = [rng.choice([0, *range(1, 13)]) for _ in sizes]
         dtype = rng.choice([torch.float32, torch.bfloat16, torch.float64])
         base = torch.zeros(sum((n - 1) * s for n, s in zip(sizes, strides)) + 24, dtype=dtype)
         first, second = rng.sample(range(24), 2)
@@ -267,6 +267,7 @@ def test_views_apart_in_one_period_share_no_byte():
     assert _rules._apart_in_one_period(rows[:, :8], rows[:, 8:])
     assert _rules._apart_in_one_period(rows[:, ::2], rows[:, 1::2])
     assert not _rules._apart_in_one_period(rows[:, :8], rows[:, 4:12])
+    assert not _rules._apart_in_one_period(rows[0].expand(6, 16), rows[1].expand(6, 16))  # (broadcast rows)
 
 
 def test_overlap_of_large_interleaved_and_sliced_views_is_decided_quickly():
