@@ -15,11 +15,11 @@ import functools
 import itertools
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from . import _C
 from ._torch_compat import schema as _schema
@@ -65,6 +65,13 @@ _CLAUSES = {**dict.fromkeys(("like", "like_or_wider", "apart", "apart_or_same", 
             "one_of": ("str", "words"), ">=": ("int", "number")}
 
 
+def _data_dependent(error: RuntimeError) -> bool:
+    """Whether error is torch's refusal to guard a data-dependent size (GuardOnDataDependentSymNode), looked up
+    where a trace that raises it has loaded it: importing it would load sympy with my_ops."""
+    shapes = sys.modules.get("torch.fx.experimental.symbolic_shapes")
+    return shapes is not None and isinstance(error, shapes.GuardOnDataDependentSymNode)
+
+
 def _check(cond, message) -> None:
     """torch._check's contract, public: a symbolic size is guarded (a SymBool's truth), not asserted. A relation
     of data-dependent sizes (rows picked with nonzero() on both sides) no trace decides: the op's C++ kernel,
@@ -72,7 +79,9 @@ def _check(cond, message) -> None:
     try:
         if cond:
             return
-    except GuardOnDataDependentSymNode:
+    except RuntimeError as error:
+        if not _data_dependent(error):
+            raise
         return
     raise RuntimeError(message())
 
@@ -416,7 +425,9 @@ def _memory_clause(op: str, n: str, key: str, t: Tensor, r: str, ref: Tensor | N
         return
     try:
         _decide_memory_clause(op, n, key, t, r, ref)
-    except GuardOnDataDependentSymNode:
+    except RuntimeError as error:
+        if not _data_dependent(error):
+            raise
         what = f"{n} and {r} share memory" if r else f"the elements of {n} share memory"
         _fail(op, f"whether {what} depends on a value the compiled function reads (a size or offset from "
                   ".item() or nonzero()), which torch.compile cannot check before the op writes; take the views "

@@ -9,6 +9,8 @@ import itertools
 import math
 import random
 import re
+import subprocess
+import sys
 
 import numpy
 import pytest
@@ -268,6 +270,18 @@ def test_views_apart_in_one_period_share_no_byte():
     assert _rules._apart_in_one_period(rows[:, ::2], rows[:, 1::2])
     assert not _rules._apart_in_one_period(rows[:, :8], rows[:, 4:12])
     assert not _rules._apart_in_one_period(rows[0].expand(6, 16), rows[1].expand(6, 16))  # (broadcast rows)
+
+
+def test_import_my_ops_leaves_sympy_unloaded():
+    """The rules load torch's symbolic-shape module (and sympy, about half a second) only where a trace has:
+    importing my_ops adds neither to what importing torch loads."""
+    code = ("import sys, torch\n"
+            "before = {m for m in ('sympy', 'torch.fx.experimental.symbolic_shapes') if m in sys.modules}\n"
+            "import my_ops, my_ops._rules\n"
+            "after = {m for m in ('sympy', 'torch.fx.experimental.symbolic_shapes') if m in sys.modules}\n"
+            "assert after <= before, f'loaded by my_ops: {sorted(after - before)}'\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
 
 
 def test_overlap_of_large_interleaved_and_sliced_views_is_decided_quickly():
