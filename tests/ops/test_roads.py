@@ -784,18 +784,19 @@ def test_written_view_at_a_symbolic_offset_compiled(name, backend):
             torch.testing.assert_close(compiled(buf.clone(), other), want, rtol=0, atol=0)
 
 
-def _add_out_at_a_read_offset(buf: torch.Tensor, b: torch.Tensor, start: torch.Tensor, computed: bool = False):
-    """add_out(buf[:n], b, buf[k:k + n]), k read from a tensor: a data-dependent (unbacked) offset under compile;
-    computed: buf is made in the function (buf * 2)."""
+def _add_out_at(buf: torch.Tensor, b: torch.Tensor, start, computed: bool = False) -> torch.Tensor:
+    """add_out(buf[:n], b, buf[start:start + n]); start a Python int, or a tensor whose value is read (a
+    data-dependent offset under compile); computed: the buffer is one the function makes (buf * 2)."""
     import my_ops
 
     if computed:
         buf = buf * 2
     n = b.shape[0]
-    k = start.sum().item()
-    torch._check(k >= 0)
-    torch._check(k + n <= buf.shape[0])
-    my_ops.add_out(buf[:n], b, buf[k:k + n])
+    if isinstance(start, torch.Tensor):
+        start = start.sum().item()
+        torch._check(start >= 0)
+        torch._check(start + n <= buf.shape[0])
+    my_ops.add_out(buf[:n], b, buf[start:start + n])
     return buf
 
 
@@ -809,7 +810,7 @@ def test_written_view_at_a_data_dependent_offset_compiled(backend, computed):
     torch._dynamo.reset()
     with torch._inductor.config.patch(force_disable_caches=True), \
             torch._dynamo.config.patch(capture_scalar_outputs=True):
-        compiled = torch.compile(functools.partial(_add_out_at_a_read_offset, computed=computed), fullgraph=True,
+        compiled = torch.compile(functools.partial(_add_out_at, computed=computed), fullgraph=True,
                                  backend=backend)
         for k in (13, 3):
             buf, b = make_input((24,), torch.float32, "cpu"), make_input((8,), torch.float32, "cpu")
@@ -849,31 +850,22 @@ def test_rows_picked_at_run_time_compiled(spec, backend, device):
             torch.testing.assert_close(compiled(mask, *_copy(tensors)), want, rtol=0, atol=0, equal_nan=False)
 
 
-def _add_out_within_an_intermediate(x: torch.Tensor, b: torch.Tensor, start: int) -> torch.Tensor:
-    """add_out(buf[:n], b, buf[start:start + n]) on a buffer the function computes."""
-    import my_ops
-
-    n = b.shape[0]
-    buf = x * 2
-    my_ops.add_out(buf[:n], b, buf[start:start + n])
-    return buf
-
-
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
 def test_views_of_an_intermediate_at_a_symbolic_offset_compiled(backend, device):
     """Views of a buffer computed inside the compiled function, at a symbolic offset: inductor may hand the
     graph's check and the op fresh copies of such views, where no overlap shows, so the trace decides it.
     Apart views give what eager gives; overlapping ones are refused as eagerly, naming the op."""
     torch._dynamo.reset()
-    compiled = torch.compile(_add_out_within_an_intermediate, fullgraph=True, backend=backend, dynamic=True)
+    compiled = torch.compile(functools.partial(_add_out_at, computed=True), fullgraph=True, backend=backend,
+                             dynamic=True)
     for start, n in ((12, 9), (20, 7), (2, 9), (3, 5)):
         x, b = make_input((32,), torch.float32, device), make_input((n,), torch.float32, device)
         if start >= n:
-            want = _add_out_within_an_intermediate(x, b, start)
+            want = _add_out_at(x, b, start, computed=True)
             torch.testing.assert_close(compiled(x, b, start), want, rtol=0, atol=0)
             continue
         with pytest.raises(RuntimeError) as eager:
-            _add_out_within_an_intermediate(x, b, start)
+            _add_out_at(x, b, start, computed=True)
         with pytest.raises(RuntimeError) as refusal:
             compiled(x, b, start)
         assert str(eager.value) in str(refusal.value).replace("\\'", "'")
