@@ -19,13 +19,24 @@ def _vjp_formula(math, tensor_args: int):
         ctx.extra = inputs[tensor_args:]
 
     def backward(ctx, *grads):
-        # (torch.func.vjp: partial derivatives in each saved tensor, which autograd.grad would not give,
-        # grad_out leading back to x; differentiable, for higher orders)
+        # (partial derivatives in each saved tensor, grad_out leading back to x; differentiable, for higher orders)
         extra = ctx.extra
-        outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        cotangents = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, grads))
-        result = vjp(cotangents if len(cotangents) > 1 else cotangents[0])
-        return (*result, *([None] * len(extra)))
+        if getattr(ctx, "under_transforms", True):  # (torch.func: autograd.grad there would give wrong numbers)
+            outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
+            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+            cotangents = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, grads))
+            return (*vjp(cotangents if len(cotangents) > 1 else cotangents[0]), *([None] * len(extra)))
+        # (autograd.grad through views: torch.func.vjp refuses to run under saved-tensor hooks, which a
+        # non-reentrant checkpoint sets; create_graph where the caller records)
+        create_graph = torch.is_grad_enabled()
+        with torch.enable_grad():
+            tensors = tuple(t.view_as(t) if t.requires_grad else t for t in ctx.saved_tensors)
+            outputs = math(*tensors, *extra)
+            pairs = [(o, torch.zeros_like(o) if g is None else g)
+                     for o, g in zip(outputs if isinstance(outputs, tuple) else (outputs,), grads) if o.requires_grad]
+            result = iter(torch.autograd.grad([o for o, _ in pairs], [t for t in tensors if t.requires_grad],
+                                              [g for _, g in pairs], create_graph=create_graph, allow_unused=True)
+                          if pairs else ())
+        return (*(next(result, None) if t.requires_grad else None for t in tensors), *([None] * len(extra)))
 
     return backward, setup_context

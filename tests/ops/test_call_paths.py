@@ -15,6 +15,7 @@ import pytest
 import torch
 import torch.autograd.forward_ad as fwAD
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils.checkpoint import checkpoint
 
 import my_ops
 import specs
@@ -68,6 +69,34 @@ def test_forward_mode_ad_refused(spec, grad_mode, device):
         torch.func.jvp(lambda v: spec.call(v, args), (x,), (torch.randn_like(x),))
     with pytest.raises(RuntimeError, match="forward-mode AD"):  # forward over reverse
         torch.func.jacfwd(torch.func.grad(lambda v: spec.call(v, args).sum()))(x)
+
+
+def _second_order(fn, x, road):
+    """The gradient of the sum of squares of x's gradient, taken within saved-tensor hooks (road "hooks":
+    each saved tensor packed as a copy) or within a non-reentrant checkpoint, which sets such hooks."""
+    def gradient_of_gradient(v):
+        (grad,) = torch.autograd.grad(fn(v).pow(2).sum(), v, create_graph=True)
+        return torch.autograd.grad(grad.pow(2).sum(), v, create_graph=True)[0]
+
+    v = x.clone().requires_grad_()
+    if road == "checkpoint":
+        return checkpoint(gradient_of_gradient, v, use_reentrant=False)
+    with torch.autograd.graph.saved_tensors_hooks(torch.clone, lambda packed: packed):
+        return gradient_of_gradient(v)
+
+
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+@pytest.mark.parametrize("road", ["hooks", "checkpoint"])
+def test_second_order_under_saved_tensor_hooks(spec, road, device):
+    """Double backward under saved-tensor hooks (torch.func refuses to run
+    under them: the backward formulas take autograd there), against the
+    float64 reference."""
+    x = _input(spec, torch.float64, device)
+    args = spec.args_for(x)
+    got = _second_order(lambda v: spec.call(v, args), x, road)
+    want = _second_order(lambda v: spec.ref(v, args), x, road)
+    assert want.abs().max() > 0
+    assert_matches(got, want, torch.float64, scale=100)
 
 
 def _dual_calls():
