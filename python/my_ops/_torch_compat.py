@@ -110,8 +110,8 @@ def forward_ad_active(tensors, keyset=None) -> bool:
         try:
             if _forward_ad.unpack_dual(t).tangent is not None:
                 return True
-        except RuntimeError:
-            pass  # a tensor of torch.func's vmap
+        except RuntimeError:  # (unreadable below register_autograd's kernel, which hides the Autograd keys)
+            return True
     return False
 
 

@@ -71,6 +71,18 @@ def test_forward_mode_ad_refused(spec, grad_mode, device):
         torch.func.jacfwd(torch.func.grad(lambda v: spec.call(v, args).sum()))(x)
 
 
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+def test_linearize_refused(spec, device):
+    """torch.func.linearize traces the forward-mode call with make_fx, where a
+    kernel below torch's own Autograd kernel cannot read the tangent: refused
+    as a dual tensor is (test_torch_compat.py runs it without the private
+    names, where such a kernel checks), never answered with zero tangents."""
+    x = _input(spec, torch.float64, device)
+    args = spec.args_for(x)
+    with pytest.raises(RuntimeError, match=rf"my_ops.{spec.name}: forward-mode AD .* is not supported"):
+        torch.func.linearize(lambda v: spec.call(v, args), x)
+
+
 def _second_order(fn, x, road):
     """The gradient of the sum of squares of x's gradient, taken within saved-tensor hooks (road "hooks":
     each saved tensor packed as a copy) or within a non-reentrant checkpoint, which sets such hooks."""

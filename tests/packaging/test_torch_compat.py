@@ -53,6 +53,7 @@ SUBSET = [
     "tests/ops/test_call_paths.py::test_torch_func_transforms",
     "tests/ops/test_call_paths.py::test_torch_func_through_torch_ops",
     "tests/ops/test_func_vjp_outside.py",
+    "tests/ops/test_call_paths.py::test_linearize_refused",
     "tests/ops/test_call_paths.py::test_second_order_under_saved_tensor_hooks",
     "tests/ops/test_inference_tensors.py",
     "tests/ops/test_compile.py::test_compiled_mutating_ops",
