@@ -134,3 +134,41 @@ def test_rms_norm_module_refuses_an_eps_no_float_can_hold(eps):
     with pytest.raises((ValueError, RuntimeError), match=r"^my_ops\.RMSNorm: expected eps to be a float \(or None "
                                                          rf"for the machine epsilon\), but got {eps}"):
         my_ops.RMSNorm(8, eps=value)
+
+
+def _tensor_float_arguments():
+    """Every float argument of every op with a Python API (from its schema)."""
+    return [pytest.param(spec, a.name, id=f"{spec.id}-{a.name}") for spec in specs.where(api=True)
+            for a in spec.op._schema.arguments if str(a.type) in ("float", "Optional[float]")]
+
+
+@pytest.mark.parametrize("spec, argument", _tensor_float_arguments())
+def test_a_tensor_float_argument_is_its_value_unless_it_needs_a_gradient(spec, argument):
+    """A one-element tensor is read as its number, as torch.ops reads it. One
+    that requires grad is refused by name (its gradient would be dropped
+    silently), and so is a bool tensor, as a bool is."""
+    x = torch.randn(3, 8, dtype=torch.float64)
+    index = spec.argument_names().index(argument)
+    value = torch.rand((), dtype=torch.float64) * 0.5 + 0.25
+    args = list(spec.resolve(x))
+    as_float, as_tensor = list(args), [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    as_float[index], as_tensor[index] = value.item(), value
+    got, want = spec.api(*as_tensor), spec.api(*as_float)
+    if spec.mutates:  # compare what was written
+        got, want = ([a for i, a in enumerate(written) if isinstance(a, torch.Tensor) and i != index]
+                     for written in (as_tensor, as_float))
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    args[index] = value.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match=rf"^my_ops\.{spec.name}: {argument} is a tensor that requires grad, .* "
+                                           rf"pass a float \({argument}\.item\(\)\)"):
+        spec.api(*args)
+    args[index] = torch.tensor(True)
+    with pytest.raises(RuntimeError, match=rf"^my_ops\.{spec.name}: expected {argument} to be a float.*, but got a "
+                                           "bool tensor$"):
+        spec.api(*args)
+
+
+def test_rms_norm_module_refuses_an_eps_parameter():
+    """An eps that is a Parameter would be listed among the module's parameters and never get a gradient."""
+    with pytest.raises(RuntimeError, match=r"^my_ops\.RMSNorm: eps is a tensor that requires grad"):
+        my_ops.RMSNorm(8, eps=torch.nn.Parameter(torch.tensor(0.1)))
