@@ -95,7 +95,8 @@ def _check(op: str, x: Tensor, weight: Tensor, eps: float, grad_out: Tensor | No
 
     for name, t in (("x", x), ("weight", weight)) + ((("grad_out", grad_out),) if grad_out is not None else ()):
         if t.layout != torch.strided or t.is_nested:
-            fail(f"expected {name} to be a dense (strided) tensor, but got layout {t.layout}")
+            fail(f"expected {name} to be a dense (strided) tensor, but got "
+                 f"{'a nested tensor' if t.is_nested else f'layout {t.layout}'}")
         if t.dtype not in _DTYPES:
             fail(f"expected {name} to be a float32, float16, bfloat16 or float64 tensor, but got {t.dtype}")
         if t.device.type not in ("cuda", "meta") and not (_INTERPRET and t.device.type == "cpu"):
@@ -218,6 +219,11 @@ def _autograd_backward(ctx, grad: Tensor):
 _double_backward, _setup_double = _formulas._vjp_formula(_rms_norm_backward_math, tensor_args=3)
 torch.library.register_autograd("my_ops::triton_rms_norm", _autograd_backward, setup_context=_rms_norm_setup)
 torch.library.register_autograd("my_ops::triton_rms_norm_backward", _double_backward, setup_context=_setup_double)
+# (nested tensors, which reach this key, refused by name as the C ops refuse them, not by torch's bare error)
+_runtime._lib.impl("triton_rms_norm", lambda x, weight, eps: _check("triton_rms_norm", x, weight, eps),
+                   "CompositeImplicitAutogradNestedTensor")
+_runtime._lib.impl("triton_rms_norm_backward", lambda grad_out, x, weight, eps: _check(
+    "triton_rms_norm_backward", x, weight, eps, grad_out), "CompositeImplicitAutogradNestedTensor")
 register_batching(_runtime._lib, "triton_rms_norm", rows=(0,))
 register_batching(_runtime._lib, "triton_rms_norm_backward")  # (the weight gradient sums over rows)
 

@@ -473,3 +473,21 @@ def test_vmap_runs_the_kernels_batched():
     grads = torch.vmap(torch.func.grad(lambda v: my_ops.triton_rms_norm(v, w64).sum()))(x64)
     want = torch.vmap(torch.func.grad(lambda v: reference.rms_norm(v, w64, 1e-6).sum()))(x64)
     assert_matches(grads, want, torch.float64, scale=10)
+
+
+@pytest.mark.parametrize("layout", [torch.jagged, torch.strided], ids=str)
+@pytest.mark.parametrize("road", ["python", "module", "torch.ops", "backward"])
+def test_nested_tensor_refused_by_name(layout, road):
+    """A nested tensor is refused naming the op and the argument, as the C ops
+    refuse it (no kernels run: the refusal comes first, on any device)."""
+    device = DEVICE or "cpu"
+    nested = torch.nested.nested_tensor([torch.randn(2, 8), torch.randn(3, 8)], layout=layout, device=device)
+    weight = torch.rand(8, device=device)
+    call = {"python": lambda: my_ops.triton_rms_norm(nested, weight),
+            "module": lambda: my_ops.RMSNorm(8, impl="triton", device=device)(nested),
+            "torch.ops": lambda: OPS.triton_rms_norm(nested, weight, 1e-6),
+            "backward": lambda: OPS.triton_rms_norm_backward(nested, nested, weight, 1e-6)}[road]
+    name = "triton_rms_norm_backward" if road == "backward" else "triton_rms_norm"
+    with pytest.raises(RuntimeError, match=rf"^my_ops\.{name}: expected x to be a dense \(strided\) tensor, but "
+                                           "got a nested tensor$"):
+        call()
