@@ -309,11 +309,11 @@ class _Eager(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        x, weight = ctx.saved_tensors
         if torch.is_grad_enabled() or type(grad) is not Tensor:
             # a backward that is itself recorded (create_graph=True, torch.func's
             # transforms) or an unusual gradient: the op's differentiable road
             return _autograd_backward(ctx, grad)
+        x, weight = ctx.saved_tensors  # (read once: a non-reentrant checkpoint refuses a second unpack)
         # (autograd hands a gradient of the output's shape and dtype, on its device)
         grad_x, grad_weight = _launch_backward(grad, x, weight, ctx.eps, wrap=_as_is,
                                                weight_grad=ctx.needs_input_grad[1])
