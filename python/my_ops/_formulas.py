@@ -9,6 +9,15 @@ def _accumulator(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
+def _saved_tensor_hooks_set() -> bool:
+    """Whether saved-tensor hooks are set (torch refuses to disable them then: its public test)."""
+    try:
+        with torch.autograd.graph.disable_saved_tensors_hooks("my_ops: no hooks expected"):
+            return False
+    except RuntimeError:
+        return True
+
+
 def _vjp_formula(math, tensor_args: int):
     """(backward, setup_context), as _runtime._autograd takes them, of a fused backward op (second and higher
     orders): the gradient of `math`, the same backward in differentiable torch ops (its first tensor_args
@@ -21,13 +30,13 @@ def _vjp_formula(math, tensor_args: int):
     def backward(ctx, *grads):
         # (partial derivatives in each saved tensor, grad_out leading back to x; differentiable, for higher orders)
         extra = ctx.extra
-        if getattr(ctx, "under_transforms", True):  # (torch.func: autograd.grad there would give wrong numbers)
+        if not _saved_tensor_hooks_set():  # (then maybe under torch.func, where autograd.grad gives wrong numbers)
             outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
             outputs = outputs if isinstance(outputs, tuple) else (outputs,)
             cotangents = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, grads))
             return (*vjp(cotangents if len(cotangents) > 1 else cotangents[0]), *([None] * len(extra)))
         # (autograd.grad through views: torch.func.vjp refuses to run under saved-tensor hooks, which a
-        # non-reentrant checkpoint sets; create_graph where the caller records)
+        # non-reentrant checkpoint sets and torch.func's transforms refuse; create_graph where the caller records)
         create_graph = torch.is_grad_enabled()
         with torch.enable_grad():
             tensors = tuple(t.view_as(t) if t.requires_grad else t for t in ctx.saved_tensors)

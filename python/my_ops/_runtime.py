@@ -59,7 +59,6 @@ def _autograd(name: str, backward, setup_context=lambda ctx, inputs, output: Non
 
     def setup_context_of_args(ctx, args_and_keyset, output):
         args = args_and_keyset[:-1]
-        ctx.under_transforms = _compat.under_transforms(args_and_keyset[-1])
         if any(args[i].is_inference() for i in tensor_positions):
             args = _copies_of_inference_tensors(args)
         setup_context(ctx, args, output)

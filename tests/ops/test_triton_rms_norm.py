@@ -169,6 +169,30 @@ def test_torch_func_transforms(transform):
 
 
 @needs_kernels
+@pytest.mark.parametrize("road", ["hooks", "checkpoint"])
+def test_second_order_under_saved_tensor_hooks(road):
+    """A gradient of a gradient within saved-tensor hooks or a non-reentrant
+    checkpoint (torch.func refuses to run under them), against the float64 reference."""
+    from torch.utils.checkpoint import checkpoint
+
+    x, weight = _inputs((5, 40), torch.float64)
+
+    def second_order(fn):
+        def gradient_of_gradient(v, w):
+            (grad,) = torch.autograd.grad(fn(v, w, 1e-6).pow(2).sum(), v, create_graph=True)
+            return torch.autograd.grad(grad.pow(2).sum(), (v, w), create_graph=True)
+
+        v, w = x.clone().requires_grad_(), weight.clone().requires_grad_()
+        if road == "checkpoint":
+            return checkpoint(gradient_of_gradient, v, w, use_reentrant=False)
+        with torch.autograd.graph.saved_tensors_hooks(torch.clone, lambda packed: packed):
+            return gradient_of_gradient(v, w)
+
+    for got, want in zip(second_order(my_ops.triton_rms_norm), second_order(reference.rms_norm)):
+        torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+
+
+@needs_kernels
 def test_gradcheck_float64():
     """float64 inputs are computed in float64, so gradcheck runs at its usual tolerances."""
     x = make_input((5, 40), torch.float64, DEVICE).requires_grad_()

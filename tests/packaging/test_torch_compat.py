@@ -70,11 +70,9 @@ SUBSET = [
 # (pytorch#168393), a dual tensor is refused below torch's kernel (and every
 # call under an open dual level where no transform can be told apart), and
 # an inference tensor that requires grad cannot be saved for backward
-# (refused by name), and a double backward under saved-tensor hooks fails in
-# torch.func's check (the formulas cannot tell there whether a torch.func
-# transform recorded the call, so they take torch.func.vjp).
+# (refused by name).
 _AS_REGISTER_AUTOGRAD = ("not torch_func and not test_func_vjp_outside and not inference and not functional_route "
-                         "and not test_forward_mode_ad_refused[ and not saved_tensor_hooks")
+                         "and not test_forward_mode_ad_refused[")
 _REGISTER_AUTOGRAD = "not compat.OWN_AUTOGRAD_KERNEL and runtime._lib is not None"
 
 # name: (statement that deletes it from torch, or None to hide it through
