@@ -111,6 +111,21 @@ def test_second_order_under_saved_tensor_hooks(spec, road, device):
     assert_matches(got, want, torch.float64, scale=100)
 
 
+@pytest.mark.parametrize("spec", FUNC, ids=repr)
+@pytest.mark.parametrize("shape", [(3, 0), (0, 8), (0, 0)], ids=str)
+def test_second_order_of_empty_inputs(spec, shape, device):
+    """A gradient of a gradient of an input with no rows or rows of no elements is empty, as the reference's."""
+    x = make_input(shape, torch.float64, device)
+    args = spec.args_for(x)
+    results = []
+    for f in (spec.call, spec.ref):
+        v = x.clone().requires_grad_()
+        (grad,) = torch.autograd.grad(f(v, args).pow(2).sum(), v, create_graph=True)
+        (second,) = torch.autograd.grad(grad.pow(2).sum(), v, allow_unused=True, materialize_grads=True)
+        results.append(second)
+    assert results[0].shape == results[1].shape == shape
+
+
 def _dual_calls():
     """(spec, argument index): every tensor argument of every op, made dual in a call through torch.ops."""
     return [pytest.param(spec, i, id=f"{spec.id}-{name}")

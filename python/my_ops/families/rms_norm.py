@@ -86,7 +86,8 @@ def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: fl
     xhat = xf * rstd
     g_xhat = gf * wf
     grad_x = rstd * (g_xhat - xhat * (g_xhat * xhat).mean(-1, keepdim=True))
-    grad_weight = (gf * xhat).reshape(-1, x.shape[-1]).sum(0)
+    # (summed over every dimension but the last: reshape(-1, hidden) cannot size a tensor of hidden 0)
+    grad_weight = (gf * xhat).sum(tuple(range(x.dim() - 1))) if x.dim() > 1 else gf * xhat
     return grad_x.to(x.dtype), grad_weight.to(weight.dtype)
 
 
