@@ -86,8 +86,7 @@ def _rms_norm_backward_math(grad_out: Tensor, x: Tensor, weight: Tensor, eps: fl
     xhat = xf * rstd
     g_xhat = gf * wf
     grad_x = rstd * (g_xhat - xhat * (g_xhat * xhat).mean(-1, keepdim=True))
-    # (summed over every dimension but the last: reshape(-1, hidden) cannot size a tensor of hidden 0)
-    grad_weight = (gf * xhat).sum(tuple(range(x.dim() - 1))) if x.dim() > 1 else gf * xhat
+    grad_weight = (gf * xhat).sum_to_size(x.shape[-1:])  # (not reshape(-1, hidden): no hidden size 0 there)
     return grad_x.to(x.dtype), grad_weight.to(weight.dtype)
 
 
