@@ -29,23 +29,29 @@ def _vjp_formula(math, tensor_args: int):
 
     def backward(ctx, *grads):
         # (partial derivatives in each saved tensor, grad_out leading back to x; differentiable, for higher orders)
-        extra = ctx.extra
+        extra, nones = ctx.extra, (None,) * len(ctx.extra)
+
+        def outputs_of(*tensors) -> tuple:
+            outputs = math(*tensors, *extra)
+            return outputs if isinstance(outputs, tuple) else (outputs,)
+
+        def cotangents(outputs) -> tuple:
+            return tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, grads))
+
         if not _saved_tensor_hooks_set():  # (then maybe under torch.func, where autograd.grad gives wrong numbers)
-            outputs, vjp = torch.func.vjp(lambda *tensors: math(*tensors, *extra), *ctx.saved_tensors)
-            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-            cotangents = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outputs, grads))
-            return (*vjp(cotangents if len(cotangents) > 1 else cotangents[0]), *([None] * len(extra)))
+            outputs, vjp = torch.func.vjp(outputs_of, *ctx.saved_tensors)
+            return (*vjp(cotangents(outputs)), *nones)
         # (autograd.grad through views: torch.func.vjp refuses to run under saved-tensor hooks, which a
         # non-reentrant checkpoint sets and torch.func's transforms refuse; create_graph where the caller records)
         create_graph = torch.is_grad_enabled()
         with torch.enable_grad():
             tensors = tuple(t.view_as(t) if t.requires_grad else t for t in ctx.saved_tensors)
-            outputs = math(*tensors, *extra)
-            pairs = [(o, torch.zeros_like(o) if g is None else g)
-                     for o, g in zip(outputs if isinstance(outputs, tuple) else (outputs,), grads) if o.requires_grad]
-            result = iter(torch.autograd.grad([o for o, _ in pairs], [t for t in tensors if t.requires_grad],
-                                              [g for _, g in pairs], create_graph=create_graph, allow_unused=True)
-                          if pairs else ())
-        return (*(next(result, None) if t.requires_grad else None for t in tensors), *([None] * len(extra)))
+            outputs = outputs_of(*tensors)
+            recorded = [(o, g) for o, g in zip(outputs, cotangents(outputs)) if o.requires_grad]
+            wanted = [t for t in tensors if t.requires_grad]
+            found = iter(torch.autograd.grad([o for o, _ in recorded], wanted, [g for _, g in recorded],
+                                             create_graph=create_graph, allow_unused=True)
+                         if recorded else [None] * len(wanted))
+        return (*(next(found) if t.requires_grad else None for t in tensors), *nones)
 
     return backward, setup_context
